@@ -1,0 +1,1 @@
+"""Command bodies for remote.cli: each module has run(args) -> int."""

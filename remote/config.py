@@ -1,0 +1,234 @@
+"""Configuration: model endpoints (`LLMConfig`, presets) and device settings (`Settings`).
+
+Read at the edge (the CLI) and passed down as arguments; nothing here runs at
+import time. `.env` is loaded with python-dotenv and real environment variables
+win over it. A key is never shown whole: ``repr()`` prints ``sk-…xyz`` at most.
+
+Every preset declares its model's coordinate contract, because "clicks are
+offset" is the most common complaint about peer projects:
+
+=========  ==============================================================
+coord_mode what a reply's numbers mean
+=========  ==============================================================
+norm1000   0-1000 of the image sent (our prompts ask for this)
+norm999    0-999 of the image sent (GLM-V)
+pixel      absolute pixels of the (possibly downscaled) image sent (Qwen2.5-VL)
+fraction   0-1 fractions of the image sent
+auto       unknown: decided per box by ``coords.is_normalized``
+=========  ==============================================================
+
+``box_order`` is the order of a box given as a list: ``xyxy`` (x1, y1, x2, y2) or
+``yxyx`` (Gemini's ymin, xmin, ymax, xmax). Boxes given as objects use their keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from remote.errors import ConfigError, ModelNotConfigured
+
+COORD_MODES = ("norm1000", "norm999", "pixel", "fraction", "auto")
+BOX_ORDERS = ("xyxy", "yxyx")
+
+
+@dataclass(frozen=True)
+class Preset:
+    base_url: str
+    model: str
+    key_env: str                 # the variable that holds this provider's key
+    supports_vision: bool = True
+    coord_mode: str = "norm1000"
+    box_order: str = "xyxy"
+    needs_key: bool = True
+
+
+PRESETS: dict[str, Preset] = {
+    "openai": Preset("https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY"),
+    "openrouter": Preset("https://openrouter.ai/api/v1", "google/gemini-2.5-flash", "OPENROUTER_API_KEY",
+                         coord_mode="norm1000", box_order="yxyx"),
+    "qwen": Preset("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-vl-max", "DASHSCOPE_API_KEY",
+                   coord_mode="pixel"),
+    "zhipu": Preset("https://open.bigmodel.cn/api/paas/v4", "glm-4v-flash", "ZHIPU_API_KEY",
+                    coord_mode="norm999"),
+    "deepseek": Preset("https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY",
+                       supports_vision=False),
+    "local": Preset("http://localhost:8000/v1", "Qwen/Qwen2.5-VL-7B-Instruct", "LOCAL_LLM_API_KEY",
+                    coord_mode="auto", needs_key=False),
+}
+
+
+def mask_secret(secret: str | None) -> str:
+    """``sk-abcdef123456xyz`` -> ``sk-…xyz``; short or empty secrets show nothing of themselves."""
+    if not secret:
+        return ""
+    if len(secret) < 12:
+        return "…"
+    prefix = secret[:3] if secret[2:3] == "-" else ""
+    return f"{prefix}…{secret[-3:]}"
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    provider: str = "custom"
+    api_key: str = field(default="", repr=False)
+    base_url: str = ""
+    model: str = ""
+    timeout: float = 60.0
+    max_retries: int = 3
+    max_image_side: int = 1280
+    coord_mode: str = "norm1000"
+    supports_vision: bool = True
+    box_order: str = "xyxy"
+    key_env: str = "CUSTOM_LLM_API_KEY"
+    needs_key: bool = True
+
+    def __post_init__(self) -> None:
+        if self.coord_mode not in COORD_MODES:
+            raise ConfigError(f"coord_mode must be one of {', '.join(COORD_MODES)}, not {self.coord_mode!r}")
+        if self.box_order not in BOX_ORDERS:
+            raise ConfigError(f"box_order must be one of {', '.join(BOX_ORDERS)}, not {self.box_order!r}")
+        if self.timeout <= 0 or self.max_retries < 0 or self.max_image_side < 64:
+            raise ConfigError("timeout must be > 0, max_retries >= 0 and max_image_side >= 64")
+
+    def __repr__(self) -> str:
+        return (f"LLMConfig(provider={self.provider!r}, model={self.model!r}, base_url={self.base_url!r}, "
+                f"api_key={mask_secret(self.api_key)!r}, supports_vision={self.supports_vision}, "
+                f"coord_mode={self.coord_mode!r}, timeout={self.timeout}, max_retries={self.max_retries})")
+
+    __str__ = __repr__
+
+    @property
+    def configured(self) -> bool:
+        """True when a call could be made: a URL, a model, and a key where one is needed."""
+        return bool(self.base_url and self.model and (self.api_key or not self.needs_key))
+
+    def require(self) -> LLMConfig:
+        """Return self, or raise `ModelNotConfigured` naming the variable to set."""
+        if not self.base_url:
+            raise ModelNotConfigured("no model is configured",
+                                     hint="set LLM_PROVIDER (openai, openrouter, qwen, zhipu, deepseek, local) "
+                                          "and its key in .env, or CUSTOM_LLM_BASE_URL, CUSTOM_LLM_MODEL and "
+                                          "CUSTOM_LLM_API_KEY")
+        if not self.model:
+            raise ModelNotConfigured("no model name is configured", hint="set CUSTOM_LLM_MODEL or LLM_MODEL")
+        if self.needs_key and not self.api_key:
+            raise ModelNotConfigured(f"no API key for provider {self.provider!r}",
+                                     hint=f"set {self.key_env} in .env or the environment")
+        return self
+
+    def redacted(self) -> dict[str, object]:
+        """A dict for logs and run records: the key is masked."""
+        data = dataclasses.asdict(self)
+        data["api_key"] = mask_secret(self.api_key)
+        return data
+
+    @classmethod
+    def custom(cls, api_key: str = "", base_url: str = "", model: str = "", **kwargs: object) -> LLMConfig:
+        """Any OpenAI-compatible endpoint: ``LLMConfig.custom(api_key=..., base_url=..., model=...)``."""
+        return cls(provider="custom", api_key=api_key, base_url=base_url, model=model, **kwargs)  # type: ignore[arg-type]
+
+    @classmethod
+    def none(cls) -> LLMConfig:
+        """No model: every free tier works, a model call raises `ModelNotConfigured`."""
+        return cls(provider="none")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv_path: str | Path | None = None) -> LLMConfig:
+        """Build the config from the environment (and `.env`, which real variables override).
+
+        ``LLM_PROVIDER`` picks a preset; ``custom`` (or CUSTOM_LLM_BASE_URL set with no
+        provider) uses CUSTOM_LLM_*. LLM_MODEL, LLM_TIMEOUT, LLM_MAX_RETRIES,
+        LLM_MAX_IMAGE_SIDE and LLM_COORD_MODE override any preset.
+        """
+        env = dict(load_env(dotenv_path) if env is None else env)
+        provider = (env.get("LLM_PROVIDER") or "").strip().lower()
+        if not provider:
+            provider = "custom" if env.get("CUSTOM_LLM_BASE_URL") else "none"
+        if provider == "none":
+            config = cls.none()
+        elif provider == "custom":
+            config = cls.custom(api_key=env.get("CUSTOM_LLM_API_KEY", ""),
+                                base_url=env.get("CUSTOM_LLM_BASE_URL", ""),
+                                model=env.get("CUSTOM_LLM_MODEL", ""),
+                                needs_key=_env_bool(env, "CUSTOM_LLM_NEEDS_KEY", True))
+        else:
+            preset = PRESETS.get(provider)
+            if preset is None:
+                raise ConfigError(f"unknown LLM_PROVIDER {provider!r}",
+                                  hint=f"use one of: custom, {', '.join(PRESETS)}")
+            base_url = env.get("LOCAL_LLM_BASE_URL", "") if provider == "local" else ""
+            config = get_preset_config(provider, api_key=env.get(preset.key_env, ""),
+                                       **({"base_url": base_url} if base_url else {}))
+        overrides: dict[str, object] = {}
+        if env.get("LLM_MODEL"):
+            overrides["model"] = env["LLM_MODEL"]
+        for var, name, kind in (("LLM_TIMEOUT", "timeout", float), ("LLM_MAX_RETRIES", "max_retries", int),
+                                ("LLM_MAX_IMAGE_SIDE", "max_image_side", int)):
+            if env.get(var):
+                try:
+                    overrides[name] = kind(env[var])
+                except ValueError as exc:
+                    raise ConfigError(f"{var}={env[var]!r} is not a number") from exc
+        if env.get("LLM_COORD_MODE"):
+            overrides["coord_mode"] = env["LLM_COORD_MODE"]
+        if "LLM_SUPPORTS_VISION" in env:
+            overrides["supports_vision"] = _env_bool(env, "LLM_SUPPORTS_VISION", True)
+        return dataclasses.replace(config, **overrides) if overrides else config
+
+
+def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMConfig:
+    """A ready config for a known provider: ``get_preset_config("qwen", api_key="sk-...")``."""
+    preset = PRESETS.get(name)
+    if preset is None:
+        raise ConfigError(f"unknown preset {name!r}", hint=f"use one of: {', '.join(PRESETS)}")
+    values: dict[str, object] = {
+        "provider": name, "api_key": api_key, "base_url": preset.base_url, "model": preset.model,
+        "supports_vision": preset.supports_vision, "coord_mode": preset.coord_mode,
+        "box_order": preset.box_order, "key_env": preset.key_env, "needs_key": preset.needs_key,
+    }
+    values.update(overrides)
+    return LLMConfig(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Device-side settings: ADB_PATH, ADB_SERIAL, OPERATION_DELAY (seconds after each action)."""
+
+    adb_path: str = ""
+    adb_serial: str = ""
+    operation_delay: float = 0.0
+    adb_host: str = "127.0.0.1"
+    adb_port: int = 5037
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv_path: str | Path | None = None) -> Settings:
+        env = dict(load_env(dotenv_path) if env is None else env)
+        try:
+            delay = float(env.get("OPERATION_DELAY") or 0)
+            port = int(env.get("ANDROID_ADB_SERVER_PORT") or 5037)
+        except ValueError as exc:
+            raise ConfigError(f"OPERATION_DELAY / ANDROID_ADB_SERVER_PORT must be numbers ({exc})") from exc
+        return cls(adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
+                   operation_delay=max(0.0, delay), adb_host=env.get("ANDROID_ADB_SERVER_HOST") or "127.0.0.1",
+                   adb_port=port)
+
+
+def load_env(dotenv_path: str | Path | None = None) -> dict[str, str]:
+    """The process environment over the values of `.env` (real variables win)."""
+    from dotenv import dotenv_values
+
+    path = Path(dotenv_path) if dotenv_path else Path.cwd() / ".env"
+    values = {k: v for k, v in dotenv_values(path).items() if v is not None} if path.is_file() else {}
+    values.update(os.environ)
+    return values
+
+
+def _env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")

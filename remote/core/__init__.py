@@ -1,0 +1,1 @@
+"""Everything that does not need a model."""

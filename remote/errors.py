@@ -1,0 +1,109 @@
+"""One exception tree for the whole product.
+
+::
+
+    RemoteError                      anything `remote` raises on purpose
+    ├── ConfigError                  bad or missing configuration (no model, broken YAML, bad .env value)
+    │   └── ModelNotConfigured       a model is needed and no key/URL is set
+    ├── DeviceError                  the phone or the ADB link broke
+    │   ├── DeviceNotFound           no such serial / no device at all
+    │   ├── DeviceDisconnected       the link dropped and a bounded reconnect did not bring it back
+    │   ├── InputMethodMissing       ADBKeyboard is needed (non-ASCII text) and not installed
+    │   ├── InputMethodPermission    switching IME refused (WRITE_SECURE_SETTINGS): a phone setting to enable
+    │   ├── SecureScreen             the screenshot is black/uniform (FLAG_SECURE window or capture failure)
+    │   └── DeviceCommandError       a shell command answered with an error
+    ├── LocateError                  the world did not match: target absent, ambiguous or off screen
+    ├── ModelError                   a model call failed or its reply stayed unusable (carries `raw`)
+    └── TaskError                    the task could not be planned or run (budget spent, aborted, ...)
+
+Rule of thumb: "the device broke" is a `DeviceError`, "the UI didn't match" is a
+`LocateError`. Errors carry fields (`serial`, `raw`, `path`, `line`) so callers and
+the run record can show them without parsing messages.
+"""
+
+from __future__ import annotations
+
+
+class RemoteError(Exception):
+    """Base of every error `remote` raises on purpose. `hint` says what to do."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class ConfigError(RemoteError):
+    """Configuration is missing or invalid. `path`/`line` point at the file when there is one."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None, hint: str = "") -> None:
+        where = ""
+        if path:
+            where = f"{path}:{line}: " if line else f"{path}: "
+        super().__init__(where + message, hint=hint)
+        self.path = path
+        self.line = line
+
+
+class ModelNotConfigured(ConfigError):
+    """A model is needed but none is configured; the message names the variable to set."""
+
+
+class DeviceError(RemoteError):
+    """The phone or the ADB connection failed."""
+
+    def __init__(self, message: str, *, serial: str | None = None, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.serial = serial
+
+
+class DeviceNotFound(DeviceError):
+    pass
+
+
+class DeviceDisconnected(DeviceError):
+    pass
+
+
+class InputMethodMissing(DeviceError):
+    pass
+
+
+class InputMethodPermission(DeviceError):
+    pass
+
+
+class SecureScreen(DeviceError):
+    """The captured frame is black or uniform: a secure window (FLAG_SECURE) or a failed capture."""
+
+
+class DeviceCommandError(DeviceError):
+    def __init__(self, message: str, *, command: str = "", output: str = "", serial: str | None = None,
+                 hint: str = "") -> None:
+        super().__init__(message, serial=serial, hint=hint)
+        self.command = command
+        self.output = output
+
+
+class LocateError(RemoteError):
+    """The target could not be found (or not safely): absent, ambiguous, not interactable."""
+
+    def __init__(self, message: str, *, target_ref: str = "", hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.target_ref = target_ref
+
+
+class ModelError(RemoteError):
+    """A model call failed or its reply stayed unusable. `raw` keeps the reply for the record."""
+
+    def __init__(self, message: str, *, raw: str = "", purpose: str = "", hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.raw = raw
+        self.purpose = purpose
+
+
+class TaskError(RemoteError):
+    """A task could not be planned or completed (budget spent, aborted, no plan)."""

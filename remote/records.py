@@ -1,0 +1,329 @@
+"""Data records that cross layers: plans, locate results, verdicts, step and task results.
+
+Field names follow the design card (``../shared/seeds/003_*``); fields are added,
+never renamed. Enums are ``str`` enums so that ``json.dumps`` of ``to_dict()``
+stays readable. Images (PIL) never go into ``to_dict()``: the recorder stores them
+as files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+BBox = tuple[int, int, int, int]
+
+
+class ActionName(str, enum.Enum):
+    TAP = "tap"
+    LONG_PRESS = "long_press"
+    SWIPE = "swipe"
+    INPUT_TEXT = "input_text"
+    PRESS_KEY = "press_key"
+    WAIT = "wait"
+    GO_HOME = "go_home"
+    LAUNCH_APP = "launch_app"
+    OPEN_URL = "open_url"
+    CALL = "call"
+    BACK_TO_HOME = "back_to_home"
+    TAKE_OVER = "take_over"
+    FINISH = "finish"
+
+
+class TargetType(str, enum.Enum):
+    ICON = "icon"
+    UI = "ui"
+    DYNAMIC = "dynamic"
+    STATE = "state"
+    TEXT = "text"
+
+
+class LocateStrategy(str, enum.Enum):
+    OPENCV_ONLY = "opencv_only"   # never calls a model
+    AI_ONLY = "ai_only"           # vision model only (debugging)
+    OPENCV_FIRST = "opencv_first"  # default: free tiers first, model last
+
+
+class ExecutionLevel(int, enum.Enum):
+    FIRE_AND_FORGET = 0     # launch_app, open_url, go_home, wait, press_key: no look needed
+    QUICK_VERIFY = 1        # swipe: direction known, cheap check
+    LOCATE_AND_EXECUTE = 2  # tap/input on a free target (text:, id:, reference name)
+    FULL_AI = 3             # dynamic: targets, model locate + model verify
+
+
+class SuggestionAction(str, enum.Enum):
+    CONTINUE = "continue"
+    RETRY = "retry"
+    SKIP = "skip"
+    WAIT = "wait"
+    DISMISS = "dismiss"
+    ABORT = "abort"
+    REPLAN = "replan"
+
+
+class BlockerType(str, enum.Enum):
+    NONE = "none"
+    POPUP = "popup"
+    DIALOG = "dialog"
+    PERMISSION = "permission"
+    AD = "ad"
+    ERROR = "error"
+    LOADING = "loading"
+    KEYBOARD = "keyboard"
+    UNKNOWN = "unknown"
+
+
+class StepOutcome(str, enum.Enum):
+    """What a before/after comparison says happened (the verifier's classification)."""
+
+    SUCCEEDED = "succeeded"
+    WRONG_PAGE = "wrong_page"
+    NO_CHANGE = "no_change"
+    UNKNOWN = "unknown"
+
+
+class TaskStatus(str, enum.Enum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCESS = "success"
+    FAILED = "failed"
+    ABORTED = "aborted"
+    BUDGET_EXCEEDED = "budget_exceeded"
+
+
+class StepStatus(str, enum.Enum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCESS = "success"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Dataclasses, enums, tuples and dicts to plain JSON types; images and bytes are dropped."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not f.metadata.get("transient")}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return None
+
+
+def _transient() -> Any:
+    """A field kept in memory (screenshots) but not written by to_dict()."""
+    return field(default=None, repr=False, compare=False, metadata={"transient": True})
+
+
+@dataclass
+class StepPlan:
+    step: int
+    action: ActionName
+    target_ref: str | None = None
+    target_type: TargetType | None = None
+    description: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    verify_ref: str | None = None
+    success_condition: str | None = None
+    fallback: dict[str, Any] | None = None
+    timeout: int = 3000          # ms
+    retry: int = 2
+    wait_before: int = 0         # ms
+    wait_after: int = 300        # ms
+    sensitive: bool = False      # ask for confirmation before acting (declared by modules)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
+
+
+@dataclass
+class TaskPlan:
+    analysis: dict[str, Any] = field(default_factory=dict)
+    steps: list[StepPlan] = field(default_factory=list)
+    success_criteria: str = ""
+    potential_issues: list[str] = field(default_factory=list)
+    source: str = "template"     # "template" | "model" | "replan"
+    module: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
+
+
+@dataclass
+class UIElement:
+    """An element found on the screen. `bbox` is in device pixels, right/bottom exclusive."""
+
+    element_type: str = ""
+    description: str = ""
+    bbox: BBox = (0, 0, 0, 0)
+    confidence: float = 0.0
+    center: tuple[int, int] = (0, 0)
+    visible_region: dict[str, Any] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.center == (0, 0) and self.bbox != (0, 0, 0, 0):
+            x1, y1, x2, y2 = self.bbox
+            self.center = ((x1 + x2) // 2, (y1 + y2) // 2)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
+
+
+@dataclass
+class LocateResult:
+    success: bool
+    element: UIElement | None = None
+    method_used: str = ""
+    candidates: list[UIElement] = field(default_factory=list)
+    error: str = ""
+    reliable: bool = True
+    elapsed_ms: float = 0.0
+    tiers_tried: list[str] = field(default_factory=list)
+
+    @property
+    def center(self) -> tuple[int, int] | None:
+        return self.element.center if self.element else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
+
+
+@dataclass
+class ScreenshotMetadata:
+    timestamp: float
+    width: int
+    height: int
+    source: str = "adb"          # "adb" | "file" | "sim"
+    scale: float = 1.0           # image pixels / device pixels
+    elapsed_ms: float = 0.0
+
+
+@dataclass
+class DismissSuggestion:
+    action: str                  # tap / press_key / swipe
+    target_ref: str | None = None
+    description: str = ""
+    keycode: int | None = None
+    bbox: BBox | None = None     # when known offline (from the UI tree)
+
+
+@dataclass
+class Blocker:
+    type: BlockerType
+    description: str = ""
+    dismiss_suggestion: DismissSuggestion | None = None
+
+
+@dataclass
+class VerifyResult:
+    verified: bool
+    confidence: float = 0.0
+    current_state: str = ""
+    matches_expected: bool = False
+    screen_changed: bool = False
+    change_description: str = ""
+    blocker: Blocker | None = None
+    suggestion: SuggestionAction = SuggestionAction.CONTINUE
+    suggestion_detail: str = ""
+    outcome: StepOutcome = StepOutcome.UNKNOWN
+    method: str = ""             # "pixel", "tree", "reference", "model"
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
+
+
+@dataclass
+class ModelUsage:
+    """Model calls of one run (or one step), by purpose: plan, locate, verify."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    by_purpose: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def add(self, purpose: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.seconds += seconds
+        slot = self.by_purpose.setdefault(purpose, {"calls": 0, "prompt_tokens": 0,
+                                                    "completion_tokens": 0, "seconds": 0.0})
+        slot["calls"] += 1
+        slot["prompt_tokens"] += prompt_tokens
+        slot["completion_tokens"] += completion_tokens
+        slot["seconds"] += seconds
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def snapshot(self) -> ModelUsage:
+        return ModelUsage(self.calls, self.prompt_tokens, self.completion_tokens, self.seconds,
+                          {k: dict(v) for k, v in self.by_purpose.items()})
+
+    def since(self, earlier: ModelUsage) -> ModelUsage:
+        """Usage added after `earlier` was taken (for per-step accounting)."""
+        out = ModelUsage(self.calls - earlier.calls, self.prompt_tokens - earlier.prompt_tokens,
+                         self.completion_tokens - earlier.completion_tokens, self.seconds - earlier.seconds)
+        for purpose, slot in self.by_purpose.items():
+            before = earlier.by_purpose.get(purpose, {})
+            diff = {k: v - before.get(k, 0) for k, v in slot.items()}
+            if diff["calls"]:
+                out.by_purpose[purpose] = diff
+        return out
+
+
+@dataclass
+class StepResult:
+    step: StepPlan
+    status: StepStatus = StepStatus.PENDING
+    start_time: float = 0.0
+    end_time: float = 0.0
+    retry_count: int = 0
+    error_message: str = ""
+    screenshot_before: Any = _transient()
+    screenshot_after: Any = _transient()
+    verify_result: VerifyResult | None = None
+    locate_result: LocateResult | None = None
+    tap_point: tuple[int, int] | None = None
+    model_usage: ModelUsage = field(default_factory=ModelUsage)
+    timings: dict[str, float] = field(default_factory=dict)   # ms by phase: locate, act, wait, verify
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def elapsed(self) -> float:
+        return max(0.0, self.end_time - self.start_time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
+
+
+@dataclass
+class TaskResult:
+    status: TaskStatus = TaskStatus.PENDING
+    plan: TaskPlan | None = None
+    step_results: list[StepResult] = field(default_factory=list)
+    total_time: float = 0.0
+    error_message: str = ""
+    task: str = ""
+    module: str = ""
+    model_usage: ModelUsage = field(default_factory=ModelUsage)
+    record_dir: str = ""
+
+    @property
+    def success(self) -> bool:
+        return self.status is TaskStatus.SUCCESS
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
