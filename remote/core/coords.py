@@ -218,3 +218,56 @@ def iou(a: Sequence[float], b: Sequence[float]) -> float:
     inter = ix * iy
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
+
+
+def model_box_to_pixels(values: Any, sent_size: Size, screen_size: Size, coord_mode: str = "norm1000",
+                        box_order: str = "xyxy") -> BBox | None:
+    """A model's box, under its coordinate contract, to device pixels (clipped).
+
+    ``values`` are four numbers in ``box_order`` (``xyxy`` or Gemini's ``yxyx``);
+    ``coord_mode`` says what they mean (see ``remote.config``): ``norm1000``,
+    ``norm999``, ``fraction`` (0-1) are relative to the image sent, ``pixel`` is
+    pixels of the image sent (``sent_size``, possibly downscaled), ``auto`` decides
+    per box. A box outside the contract's range (beyond 5 % slack) or entirely
+    off screen gives ``None`` with a warning, never an exception.
+
+    >>> model_box_to_pixels([500, 500, 600, 600], (540, 1200), (1080, 2400))
+    (540, 1200, 648, 1440)
+    >>> model_box_to_pixels([270, 600, 324, 720], (540, 1200), (1080, 2400), "pixel")
+    (540, 1200, 648, 1440)
+    """
+    try:
+        v = [float(x) for x in values]
+        if len(v) != 4 or not all(math.isfinite(x) for x in v):
+            raise ValueError("need four finite numbers")
+        if box_order == "yxyx":
+            v = [v[1], v[0], v[3], v[2]]
+        sw, sh = float(sent_size[0]), float(sent_size[1])
+        mode = coord_mode
+        if mode == "auto":
+            if max(abs(x) for x in v) <= 1.0:
+                mode = "fraction"
+            else:
+                mode = "norm1000" if is_normalized(v, (int(sw), int(sh))) else "pixel"
+        if mode == "pixel":
+            fx1, fy1, fx2, fy2 = v[0] / sw, v[1] / sh, v[2] / sw, v[3] / sh
+        else:
+            full = {"norm1000": 1000.0, "norm999": 999.0, "fraction": 1.0}[mode]
+            fx1, fy1, fx2, fy2 = (x / full for x in v)
+        if min(fx1, fy1, fx2, fy2) < -0.05 or max(fx1, fy1, fx2, fy2) > 1.05:
+            raise ValueError(f"outside the {mode} range")
+        w, h = int(screen_size[0]), int(screen_size[1])
+        raw = [fx1 * w, fy1 * h, fx2 * w, fy2 * h]
+        if raw[2] < raw[0]:
+            raw[0], raw[2] = raw[2], raw[0]
+        if raw[3] < raw[1]:
+            raw[1], raw[3] = raw[3], raw[1]
+        raw[2] = max(raw[2], raw[0] + 1)   # a point is a 1 px box
+        raw[3] = max(raw[3], raw[1] + 1)
+        if not validate_bbox(raw, (w, h))["valid"]:
+            raise ValueError("empty or off screen")
+        return to_pixels(raw, (w, h), "pixel")
+    except (TypeError, ValueError, KeyError, ZeroDivisionError, OverflowError) as exc:
+        logger.warning("[坐标] 模型坐标无效 %r (%s, %s, 发送图像 %r), 已跳过: %s",
+                       values, coord_mode, box_order, sent_size, exc)
+        return None

@@ -1,0 +1,257 @@
+"""A loopback chat-completions server with scripted replies (for tests and offline demos).
+
+A real HTTP server (``http.server`` in a thread, port 0 by default) that speaks
+``POST /v1/chat/completions`` (non-streaming), so the real ``openai`` client is
+pointed at it by ``base_url``. Replies are queued per purpose (FIFO)::
+
+    with ModelServer() as server:
+        server.script("plan", {"analysis": {}, "steps": [...]})   # a dict is sent as JSON text
+        server.script("locate", "not json at all")                # a string is sent as is
+        server.script("verify", Fault.rate_limit(retry_after=1), {"verified": True})
+        config = LLMConfig.custom(api_key="sk-test", base_url=server.url, model="test-vl")
+
+A request's purpose is the ``X-Remote-Purpose`` header, else a line
+``purpose: <name>`` in its system prompt, else ``default``. A purpose with an
+empty queue falls back to the ``*`` queue; with nothing scripted the answer is
+HTTP 404 naming the purpose. Every request is recorded in ``server.requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_PURPOSE_LINE = re.compile(r"^\s*purpose:\s*(\w+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A scripted misbehaviour instead of a reply."""
+
+    kind: str                   # rate_limit | status | slow | drop | bad_body
+    status: int = 500
+    retry_after: float | None = None
+    delay: float = 0.0
+    reply: Any = None           # for slow: what is finally sent
+
+    @classmethod
+    def rate_limit(cls, retry_after: float | None = 1) -> Fault:
+        return cls("rate_limit", status=429, retry_after=retry_after)
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Fault:
+        return cls("status", status=status)
+
+    @classmethod
+    def auth(cls, status: int = 401) -> Fault:
+        return cls("status", status=status)
+
+    @classmethod
+    def slow(cls, delay: float, reply: Any = "{}") -> Fault:
+        return cls("slow", delay=delay, reply=reply)
+
+    @classmethod
+    def drop(cls) -> Fault:
+        """Close the connection without answering."""
+        return cls("drop")
+
+    @classmethod
+    def bad_body(cls) -> Fault:
+        """HTTP 200 whose body is not JSON."""
+        return cls("bad_body", status=200)
+
+
+@dataclass
+class RecordedRequest:
+    purpose: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    path: str
+    at: float = field(default_factory=time.monotonic)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def text(self) -> str:
+        """All text parts of all messages, joined (for assertions on prompts)."""
+        out = []
+        for m in self.messages:
+            content = m.get("content")
+            if isinstance(content, str):
+                out.append(content)
+            elif isinstance(content, list):
+                out += [p.get("text", "") for p in content if p.get("type") == "text"]
+        return "\n".join(out)
+
+    @property
+    def image_urls(self) -> list[str]:
+        return [p["image_url"]["url"] for m in self.messages if isinstance(m.get("content"), list)
+                for p in m["content"] if p.get("type") == "image_url"]
+
+
+def _purpose_of(body: dict[str, Any], headers: dict[str, str]) -> str:
+    purpose = headers.get("x-remote-purpose")
+    if purpose:
+        return purpose
+    for m in body.get("messages", []):
+        if m.get("role") == "system" and isinstance(m.get("content"), str):
+            match = _PURPOSE_LINE.search(m["content"])
+            if match:
+                return match.group(1)
+    return "default"
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+class ModelServer:
+    """See the module docstring. ``url`` ends in ``/v1``; ``stop()`` ends slow replies early."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, model: str = "test-vl") -> None:
+        self.model = model
+        self.requests: list[RecordedRequest] = []
+        self._queues: dict[str, deque[Any]] = defaultdict(deque)
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> ModelServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                            name="model-server", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> ModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def script(self, purpose: str, *replies: Any) -> ModelServer:
+        """Queue replies for ``purpose`` (``*`` for any): str, dict/list (sent as JSON text) or a Fault."""
+        with self._lock:
+            self._queues[purpose].extend(replies)
+        return self
+
+    def pending(self, purpose: str | None = None) -> int:
+        with self._lock:
+            if purpose is not None:
+                return len(self._queues[purpose])
+            return sum(len(q) for q in self._queues.values())
+
+    def requests_for(self, purpose: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.purpose == purpose]
+
+    def _next(self, purpose: str) -> Any:
+        with self._lock:
+            for name in (purpose, "*"):
+                if self._queues[name]:
+                    return self._queues[name].popleft()
+        return None
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+                return
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    self._json(400, {"error": {"message": "request body is not JSON"}})
+                    return
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                purpose = _purpose_of(body, headers)
+                server.requests.append(RecordedRequest(purpose, body, headers, self.path))
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._json(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                reply = server._next(purpose)
+                if reply is None:
+                    self._json(404, {"error": {"message": f"no scripted reply for purpose {purpose!r}"}})
+                    return
+                self._answer(reply, body)
+
+            def _answer(self, reply: Any, body: dict[str, Any]) -> None:
+                if isinstance(reply, Fault):
+                    if reply.kind == "drop":
+                        self.close_connection = True
+                        try:
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+                        return
+                    if reply.kind == "slow":
+                        if server._stopping.wait(reply.delay):
+                            return
+                        self._answer(reply.reply, body)
+                        return
+                    if reply.kind == "bad_body":
+                        self._send(200, b"<html>upstream error</html>", "text/html")
+                        return
+                    headers = {}
+                    if reply.retry_after is not None:
+                        headers["Retry-After"] = f"{reply.retry_after:g}"
+                    self._json(reply.status, {"error": {"message": f"scripted HTTP {reply.status}",
+                                                        "type": "scripted"}}, headers)
+                    return
+                content = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+                prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
+                self._json(200, {
+                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
+                    "created": int(time.time()), "model": body.get("model", server.model),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content),
+                              "total_tokens": _tokens(prompt) + _tokens(content)},
+                })
+
+            def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+                           "application/json", headers)
+
+            def _send(self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:   # the client gave up (timeout) before we answered
+                    self.close_connection = True
+
+        return Handler
