@@ -12,6 +12,7 @@
     │   ├── InputMethodPermission    switching IME refused (WRITE_SECURE_SETTINGS): a phone setting to enable
     │   ├── SecureScreen             the screenshot is black/uniform (FLAG_SECURE window or capture failure)
     │   └── DeviceCommandError       a shell command answered with an error
+    ├── ActionError                  an action's arguments are impossible (off-screen tap, bad key name)
     ├── LocateError                  the world did not match: target absent, ambiguous or off screen
     ├── ModelError                   a model call failed or its reply stayed unusable (carries `raw`)
     └── TaskError                    the task could not be planned or run (budget spent, aborted, ...)
@@ -86,6 +87,10 @@ class DeviceCommandError(DeviceError):
         super().__init__(message, serial=serial, hint=hint)
         self.command = command
         self.output = output
+
+
+class ActionError(RemoteError):
+    """An action was asked with impossible arguments: off-screen point, unknown key, empty package."""
 
 
 class LocateError(RemoteError):

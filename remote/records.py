@@ -16,7 +16,7 @@ from typing import Any
 BBox = tuple[int, int, int, int]
 
 
-class ActionName(str, enum.Enum):
+class ActionName(enum.StrEnum):
     TAP = "tap"
     LONG_PRESS = "long_press"
     SWIPE = "swipe"
@@ -32,7 +32,7 @@ class ActionName(str, enum.Enum):
     FINISH = "finish"
 
 
-class TargetType(str, enum.Enum):
+class TargetType(enum.StrEnum):
     ICON = "icon"
     UI = "ui"
     DYNAMIC = "dynamic"
@@ -40,7 +40,7 @@ class TargetType(str, enum.Enum):
     TEXT = "text"
 
 
-class LocateStrategy(str, enum.Enum):
+class LocateStrategy(enum.StrEnum):
     OPENCV_ONLY = "opencv_only"   # never calls a model
     AI_ONLY = "ai_only"           # vision model only (debugging)
     OPENCV_FIRST = "opencv_first"  # default: free tiers first, model last
@@ -53,7 +53,7 @@ class ExecutionLevel(int, enum.Enum):
     FULL_AI = 3             # dynamic: targets, model locate + model verify
 
 
-class SuggestionAction(str, enum.Enum):
+class SuggestionAction(enum.StrEnum):
     CONTINUE = "continue"
     RETRY = "retry"
     SKIP = "skip"
@@ -63,7 +63,7 @@ class SuggestionAction(str, enum.Enum):
     REPLAN = "replan"
 
 
-class BlockerType(str, enum.Enum):
+class BlockerType(enum.StrEnum):
     NONE = "none"
     POPUP = "popup"
     DIALOG = "dialog"
@@ -75,7 +75,7 @@ class BlockerType(str, enum.Enum):
     UNKNOWN = "unknown"
 
 
-class StepOutcome(str, enum.Enum):
+class StepOutcome(enum.StrEnum):
     """What a before/after comparison says happened (the verifier's classification)."""
 
     SUCCEEDED = "succeeded"
@@ -84,7 +84,7 @@ class StepOutcome(str, enum.Enum):
     UNKNOWN = "unknown"
 
 
-class TaskStatus(str, enum.Enum):
+class TaskStatus(enum.StrEnum):
     PENDING = "pending"
     RUNNING = "running"
     SUCCESS = "success"
@@ -93,7 +93,7 @@ class TaskStatus(str, enum.Enum):
     BUDGET_EXCEEDED = "budget_exceeded"
 
 
-class StepStatus(str, enum.Enum):
+class StepStatus(enum.StrEnum):
     PENDING = "pending"
     RUNNING = "running"
     SUCCESS = "success"

@@ -1,0 +1,121 @@
+"""ADBKeyboard: the IME that types any text (Chinese, emoji) through a Base64 broadcast.
+
+Facts (ADB_NOTES §5): the broadcast receiver exists only while ADBKeyboard is the
+current IME, text goes to the focused field, and ``Broadcast completed: result=0``
+is printed whether or not anything was typed, so delivery is checked by reading
+the field back. We switch to ADBKeyboard only when text is typed, remember the
+previous IME in a small state file, and restore it on ``close()``, at exit, and
+at the next start if a crashed run left the phone switched (peers' users keep
+reporting a stuck keyboard).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+import tempfile
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+ADBKEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
+ADBKEYBOARD_PACKAGE = "com.android.adbkeyboard"
+CHUNK_BYTES = 600  # UTF-8 bytes per broadcast: Base64 grows it by 4/3, well under the command-line limit
+
+PERMISSION_MARKERS = ("WRITE_SECURE_SETTINGS", "SecurityException")
+PERMISSION_HINT = ("the phone refused to switch the input method (WRITE_SECURE_SETTINGS). In Developer options "
+                   "enable 'USB debugging (Security settings)' (Xiaomi/MIUI/HyperOS, also named "
+                   "'USB调试（安全设置）'; some ROMs call it 'Disable permission monitoring'), then reconnect")
+INSTALL_HINT = ("install ADBKeyboard (github.com/senzhk/ADBKeyBoard: `adb install ADBKeyboard.apk`), enable it "
+                "with `adb shell ime enable com.android.adbkeyboard/.AdbIME`, and run again; plain "
+                "`input text` can only type ASCII")
+
+
+def text_chunks(text: str, chunk_bytes: int = CHUNK_BYTES) -> list[str]:
+    """Split text into pieces of at most ``chunk_bytes`` UTF-8 bytes, never inside a character.
+
+    >>> text_chunks("你好吗", chunk_bytes=6)
+    ['你好', '吗']
+    """
+    out: list[str] = []
+    piece: list[str] = []
+    size = 0
+    for ch in text:
+        n = len(ch.encode("utf-8"))
+        if piece and size + n > chunk_bytes:
+            out.append("".join(piece))
+            piece, size = [], 0
+        piece.append(ch)
+        size += n
+    if piece:
+        out.append("".join(piece))
+    return out
+
+
+def b64(text: str) -> str:
+    """The message for ``ADB_INPUT_B64`` (its alphabet is shell-safe).
+
+    >>> b64("你好")
+    '5L2g5aW9'
+    """
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def escape_input_text(text: str) -> str:
+    """The argument for ``input text``: spaces become ``%s`` (the command's own escape).
+
+    The result is still shell-quoted by the caller (``shlex.join``), so ``;``,
+    ``$(...)`` and quotes reach the phone as characters, never as shell syntax.
+    """
+    return text.replace(" ", "%s")
+
+
+def broadcast_ok(output: str) -> bool:
+    return "Broadcast completed" in output
+
+
+def permission_denied(output: str) -> bool:
+    return any(marker in output for marker in PERMISSION_MARKERS)
+
+
+def ime_ids(output: str) -> list[str]:
+    """IME ids from ``ime list -s`` (one per line) or ``ime list -a`` (``pkg/.Class:`` headers)."""
+    ids = []
+    for line in output.splitlines():
+        line = line.strip().rstrip(":")
+        if re.fullmatch(r"[\w.]+/[\w.$]+", line):
+            ids.append(line)
+    return ids
+
+
+class ImeStateFile:
+    """Remembers the IME to restore, per device, across crashes.
+
+    One small JSON file per serial under the temp dir (or ``state_dir``).
+    """
+
+    def __init__(self, serial: str, state_dir: str | Path | None = None) -> None:
+        base = Path(state_dir) if state_dir else Path(tempfile.gettempdir()) / "remote-ime"
+        safe = re.sub(r"[^\w.-]", "_", serial or "default")
+        self.path = base / f"{safe}.json"
+
+    def save(self, previous_ime: str) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps({"previous_ime": previous_ime}), encoding="utf-8")
+        except OSError as exc:  # a read-only temp dir must not stop typing
+            logger.warning("could not remember the previous IME in %s: %s", self.path, exc)
+
+    def load(self) -> str | None:
+        try:
+            return json.loads(self.path.read_text(encoding="utf-8")).get("previous_ime") or None
+        except (OSError, ValueError):
+            return None
+
+    def clear(self) -> None:
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
