@@ -1,0 +1,269 @@
+"""A model's plan JSON -> a validated :class:`TaskPlan` (pure; no I/O, no model).
+
+The format is the design's (``../shared/seeds/003_*``)::
+
+    {"analysis": {"current_screen": "...", "target_state": "...", "estimated_steps": 3},
+     "steps": [{"step": 1, "action": "tap", "target_ref": "text:微信", "target_type": "text",
+                "description": "...", "params": {}, "verify_ref": null, "success_condition": "...",
+                "fallback": null, "timeout": 3000, "retry": 2, "wait_before": 0, "wait_after": 300}],
+     "success_criteria": "...", "potential_issues": ["..."]}
+
+Repaired where safe (each repair is listed in ``plan.analysis["repairs"]``):
+action synonyms (``click`` -> ``tap``, ``type`` -> ``input_text``, ``back`` ->
+``press_key`` BACK), numbers given as strings, a top-level ``text``/``direction``
+moved into ``params``, ``x``/``y`` params into ``xy:``, ``retry`` above 5 lowered
+to 5, missing or unknown ``target_type`` inferred from the ``target_ref``, steps
+renumbered. Rejected (:class:`PlanError` listing every problem): no steps,
+unknown actions, a tap without a target, ``input_text`` without text, a swipe
+without direction or coordinates, negative or absurd waits and timeouts, bad
+``xy:`` targets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from remote.records import ActionName, StepPlan, TargetType, TaskPlan
+
+MAX_STEPS = 50
+MAX_RETRY = 5
+MAX_WAIT_MS = 60_000
+MAX_TIMEOUT_MS = 120_000
+TARGET_PREFIXES = ("text:", "id:", "desc:", "dynamic:", "xy:", "fixed:")
+DIRECTIONS = ("up", "down", "left", "right")
+
+ACTION_SYNONYMS: dict[str, str] = {
+    "click": "tap", "press": "tap", "touch": "tap", "tap_element": "tap", "select": "tap",
+    "long_click": "long_press", "longpress": "long_press", "long_tap": "long_press", "hold": "long_press",
+    "scroll": "swipe", "fling": "swipe", "drag": "swipe",
+    "type": "input_text", "input": "input_text", "enter_text": "input_text", "type_text": "input_text",
+    "text": "input_text", "send_keys": "input_text",
+    "key": "press_key", "keyevent": "press_key", "press_button": "press_key", "back": "press_key",
+    "go_back": "press_key",
+    "home": "go_home", "go_to_home": "go_home",
+    "sleep": "wait", "pause": "wait", "delay": "wait",
+    "launch": "launch_app", "open_app": "launch_app", "start_app": "launch_app",
+    "open_link": "open_url", "open_browser": "open_url", "browse": "open_url",
+    "dial": "call", "phone_call": "call",
+    "done": "finish", "complete": "finish", "end": "finish", "stop": "finish",
+    "takeover": "take_over", "ask_user": "take_over", "call_user": "take_over",
+}
+_TARGETED = {ActionName.TAP, ActionName.LONG_PRESS}
+_XY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+class PlanError(ValueError):
+    """A plan that cannot be used; ``problems`` lists every reason."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid plan: " + "; ".join(problems))
+        self.problems = problems
+
+
+def _number(value: Any, name: str, where: str, problems: list[str], repairs: list[str]) -> int | None:
+    if isinstance(value, bool):
+        problems.append(f"{where}: {name} must be a number, not {value!r}")
+        return None
+    if isinstance(value, int | float):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            number = int(float(value.strip().removesuffix("ms").strip()))
+        except ValueError:
+            problems.append(f"{where}: {name} must be a number, not {value!r}")
+            return None
+        repairs.append(f"{where}: {name} {value!r} read as {number}")
+        return number
+    problems.append(f"{where}: {name} must be a number, not {value!r}")
+    return None
+
+
+def normalize_action(value: Any) -> str | None:
+    """``"Click"`` -> ``"tap"``; ``None`` when it is not an action we know."""
+    if not isinstance(value, str):
+        return None
+    name = value.strip().lower().replace("-", "_").replace(" ", "_")
+    name = ACTION_SYNONYMS.get(name, name)
+    return name if name in ActionName._value2member_map_ else None
+
+
+def infer_target_type(target_ref: str | None) -> TargetType | None:
+    if not target_ref:
+        return None
+    if target_ref.startswith("dynamic:"):
+        return TargetType.DYNAMIC
+    if target_ref.startswith(("text:", "desc:")):
+        return TargetType.TEXT
+    if target_ref.startswith(("id:", "xy:", "fixed:")):
+        return TargetType.UI
+    return TargetType.ICON
+
+
+def check_target_ref(ref: str, screen_size: tuple[int, int] | None = None) -> str | None:
+    """A problem with a ``target_ref`` (see the design's grammar), or None."""
+    if ref.startswith("xy:"):
+        match = _XY.match(ref[3:])
+        if not match:
+            return f"xy target {ref!r} must be 'xy:X,Y'"
+        x, y = float(match.group(1)), float(match.group(2))
+        limit_x, limit_y = screen_size if screen_size else (10_000, 10_000)
+        if x < 0 or y < 0 or x >= max(limit_x, 1001) or y >= max(limit_y, 1001):
+            return f"xy target {ref!r} is outside the screen"
+        return None
+    for prefix in TARGET_PREFIXES:
+        if ref.startswith(prefix) and not ref[len(prefix):].strip():
+            return f"target {ref!r} names nothing after {prefix!r}"
+    return None
+
+
+def _params(raw: dict[str, Any], where: str, repairs: list[str]) -> dict[str, Any]:
+    params = raw.get("params")
+    params = dict(params) if isinstance(params, dict) else {}
+    for key in ("text", "direction", "key", "keycode", "package", "url", "number", "duration", "ms"):
+        if key in raw and key not in params:
+            params[key] = raw[key]
+            repairs.append(f"{where}: top-level {key!r} moved into params")
+    return params
+
+
+def _check_action(action: ActionName, step: dict[str, Any], where: str, problems: list[str],
+                  repairs: list[str]) -> None:
+    params = step["params"]
+    if action in _TARGETED and not step["target_ref"]:
+        if "x" in params and "y" in params:
+            step["target_ref"] = f"xy:{params.pop('x')},{params.pop('y')}"
+            repairs.append(f"{where}: x/y params turned into {step['target_ref']}")
+        else:
+            problems.append(f"{where}: {action.value} needs a target_ref")
+    elif action is ActionName.INPUT_TEXT and not isinstance(params.get("text"), str | int | float):
+        problems.append(f"{where}: input_text needs params.text")
+    elif action is ActionName.SWIPE:
+        direction = str(params.get("direction", "")).lower()
+        has_coords = all(k in params for k in ("x1", "y1", "x2", "y2")) or ("start" in params and "end" in params)
+        if direction in DIRECTIONS:
+            params["direction"] = direction
+        elif not has_coords:
+            problems.append(f"{where}: swipe needs params.direction (up/down/left/right) or x1,y1,x2,y2")
+    elif action is ActionName.PRESS_KEY and not (params.get("key") or params.get("keycode")):
+        problems.append(f"{where}: press_key needs params.key or params.keycode")
+    elif action is ActionName.LAUNCH_APP and not (params.get("package") or params.get("app") or step["target_ref"]):
+        problems.append(f"{where}: launch_app needs params.package")
+    elif action is ActionName.OPEN_URL and not params.get("url"):
+        problems.append(f"{where}: open_url needs params.url")
+    elif action is ActionName.CALL and not (params.get("number") or params.get("phone")):
+        problems.append(f"{where}: call needs params.number")
+    elif action is ActionName.WAIT and not any(k in params for k in ("ms", "seconds", "duration")):
+        params["ms"] = 1000
+        repairs.append(f"{where}: wait without a duration waits 1000 ms")
+
+
+def _fallback(value: Any, where: str, repairs: list[str]) -> dict[str, Any] | None:
+    if value is None or value == {}:
+        return None
+    if not isinstance(value, dict):
+        repairs.append(f"{where}: fallback {value!r} is not an object; dropped")
+        return None
+    action = normalize_action(value.get("action"))
+    if action is None:
+        repairs.append(f"{where}: fallback action {value.get('action')!r} unknown; fallback dropped")
+        return None
+    return {**value, "action": action}
+
+
+def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = None,
+               problems: list[str], repairs: list[str]) -> StepPlan | None:
+    where = f"step {number}"
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be an object, not {type(raw).__name__}")
+        return None
+    action_name = normalize_action(raw.get("action"))
+    if action_name is None:
+        problems.append(f"{where}: unknown action {raw.get('action')!r} "
+                        f"(use one of {', '.join(a.value for a in ActionName)})")
+        return None
+    if action_name != str(raw.get("action")).strip():
+        repairs.append(f"{where}: action {raw.get('action')!r} read as {action_name!r}")
+    params = _params(raw, where, repairs)
+    if str(raw.get("action")).strip().lower() in ("back", "go_back"):
+        params.setdefault("key", "BACK")
+    action = ActionName(action_name)
+    target_ref = raw.get("target_ref") or raw.get("target") or None
+    if target_ref is not None and not isinstance(target_ref, str):
+        problems.append(f"{where}: target_ref must be a string, not {target_ref!r}")
+        target_ref = None
+    step = {"params": params, "target_ref": target_ref.strip() if target_ref else None}
+    _check_action(action, step, where, problems, repairs)
+    target_ref = step["target_ref"]
+    if target_ref:
+        problem = check_target_ref(target_ref, screen_size)
+        if problem:
+            problems.append(f"{where}: {problem}")
+    values: dict[str, int] = {}
+    for name, default, low, high in (("timeout", 3000, 1, MAX_TIMEOUT_MS), ("retry", 2, 0, None),
+                                     ("wait_before", 0, 0, MAX_WAIT_MS), ("wait_after", 300, 0, MAX_WAIT_MS)):
+        value = raw.get(name)
+        number = default if value is None else _number(value, name, where, problems, repairs)
+        if number is None:
+            continue
+        if number < low or (high is not None and number > high):
+            problems.append(f"{where}: {name} {number} is outside {low}..{high}")
+            continue
+        values[name] = number
+    if values.get("retry", 0) > MAX_RETRY:
+        repairs.append(f"{where}: retry {values['retry']} lowered to {MAX_RETRY}")
+        values["retry"] = MAX_RETRY
+    target_type = None
+    raw_type = raw.get("target_type")
+    if raw_type in TargetType._value2member_map_:
+        target_type = TargetType(raw_type)
+    else:
+        target_type = infer_target_type(target_ref)
+        if raw_type is not None:
+            repairs.append(f"{where}: target_type {raw_type!r} unknown; inferred {target_type}")
+    if target_ref and target_ref.startswith("dynamic:"):
+        target_type = TargetType.DYNAMIC
+    return StepPlan(step=number, action=action, target_ref=target_ref, target_type=target_type,
+                    description=str(raw.get("description") or ""), params=params,
+                    verify_ref=raw.get("verify_ref") if isinstance(raw.get("verify_ref"), str) else None,
+                    success_condition=(str(raw["success_condition"]) if raw.get("success_condition") else None),
+                    fallback=_fallback(raw.get("fallback"), where, repairs),
+                    timeout=values.get("timeout", 3000), retry=values.get("retry", 2),
+                    wait_before=values.get("wait_before", 0), wait_after=values.get("wait_after", 300))
+
+
+def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source: str = "model",
+               module: str = "") -> TaskPlan:
+    """Validate a parsed plan reply; raise :class:`PlanError` listing every problem."""
+    problems: list[str] = []
+    repairs: list[str] = []
+    if isinstance(data, list):
+        data = {"steps": data}
+        repairs.append("a bare list of steps was wrapped into a plan")
+    if not isinstance(data, dict):
+        raise PlanError([f"a plan must be a JSON object, not {type(data).__name__}"])
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise PlanError(["the plan has no steps (need a non-empty 'steps' list)"])
+    if len(raw_steps) > MAX_STEPS:
+        raise PlanError([f"the plan has {len(raw_steps)} steps; at most {MAX_STEPS}"])
+    steps = []
+    for i, raw in enumerate(raw_steps, start=1):
+        if isinstance(raw, dict) and raw.get("step") not in (None, i, str(i)):
+            repairs.append(f"step {i}: numbered {raw.get('step')!r}; renumbered")
+        step = parse_step(raw, i, screen_size=screen_size, problems=problems, repairs=repairs)
+        if step is not None:
+            steps.append(step)
+    if problems:
+        raise PlanError(problems)
+    analysis = data.get("analysis")
+    if not isinstance(analysis, dict):
+        analysis = {"summary": str(analysis)} if analysis else {}
+    issues = data.get("potential_issues") or []
+    if isinstance(issues, str):
+        issues = [issues]
+    if repairs:
+        analysis = {**analysis, "repairs": repairs}
+    return TaskPlan(analysis=analysis, steps=steps, success_criteria=str(data.get("success_criteria") or ""),
+                    potential_issues=[str(i) for i in issues] if isinstance(issues, list) else [],
+                    source=source, module=module)
