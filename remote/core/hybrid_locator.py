@@ -1,0 +1,380 @@
+"""HybridLocator: find a ``target_ref`` on the screen, free tiers first, the vision model last.
+
+Tier order per target_ref form (../shared/DESIGN.md):
+
+    NAME / alias     template -> multiscale -> orb -> vision (with the reference image)
+    text:张三         tree (text, then content-desc; exact, then contains) -> ocr -> vision
+    id:pkg:id/name    tree by resource-id
+    desc:发送          tree by content-desc -> ocr
+    dynamic:描述       vision only
+    xy:540,2280       the given pixel;  fixed:NAME  from ``fixed_points`` (pixel or 0-1000)
+
+A tier "finds" when its best element's calibrated confidence (``confidence.py``) is
+at least ``ACCEPT``; otherwise the next tier runs. Several elements scoring nearly
+as well as the best are returned as ``candidates`` with ``reliable=False``. Every
+element is validated with ``coords.validate_bbox``/``visible_region``; a partly
+visible element is tapped in the middle of its visible part, or reported as not
+interactable. The UI dump is fetched from ``adb`` only for tiers that need it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from PIL import Image
+
+from remote.core import matching, ocr
+from remote.core.assets import AssetsManager
+from remote.core.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate
+from remote.core.coords import bbox_center, to_pixels, validate_bbox, visible_region
+from remote.core.locate_cache import LocateCache
+from remote.core.screen import Screen
+from remote.core.ui_tree import UITree
+from remote.records import LocateResult, LocateStrategy, UIElement
+
+__all__ = ["HybridLocator", "LocateStrategy"]
+
+logger = logging.getLogger(__name__)
+
+VISUAL = ("template", "multiscale", "orb")
+ALIASES = {"visual": VISUAL, "opencv": VISUAL, "ui_tree": ("tree",), "model": ("vision",)}
+KNOWN_TIERS = {"tree", "template", "multiscale", "orb", "ocr", "vision", "fixed"}
+
+
+def parse_target(target_ref: str) -> tuple[str, str]:
+    """``"text:张三"`` -> ``("text", "张三")``; a plain name -> ``("ref", name)``."""
+    ref = (target_ref or "").strip()
+    for kind in ("text", "id", "desc", "dynamic", "xy", "fixed"):
+        if ref.lower().startswith(kind + ":"):
+            return kind, ref[len(kind) + 1:].strip()
+    return "ref", ref
+
+
+def default_tiers(kind: str) -> tuple[str, ...]:
+    return {"ref": (*VISUAL, "vision"), "text": ("tree", "ocr", "vision"), "id": ("tree",),
+            "desc": ("tree", "ocr"), "dynamic": ("vision",), "xy": ("fixed",), "fixed": ("fixed",)}[kind]
+
+
+class HybridLocator:
+    """Every argument is optional: a locator for screenshot files needs no device."""
+
+    def __init__(self, adb: Any = None, assets: AssetsManager | None = None, vision: Any = None,
+                 strategy: LocateStrategy | str = LocateStrategy.OPENCV_FIRST,
+                 fixed_points: dict[str, Any] | None = None, *, cache_ttl: float = 30.0,
+                 learn_from_vision: bool = False, cache: LocateCache | None = None) -> None:
+        self.adb = adb
+        self.assets = assets if assets is not None else AssetsManager()
+        self.vision = vision
+        self.strategy = LocateStrategy(strategy)
+        self.fixed_points = dict(fixed_points or {})
+        self.learn_from_vision = learn_from_vision
+        self.cache = cache if cache is not None else LocateCache(ttl=cache_ttl)
+        self._last: Screen | None = None
+
+    # -- public API ------------------------------------------------------------
+    def capture_screen(self, region: dict[str, int] | Sequence[int] | None = None) -> Image.Image:
+        """The device's screen (optionally a region ``{"x","y","width","height"}`` or x1,y1,x2,y2)."""
+        if self.adb is None:
+            raise ValueError("no device: pass a screenshot, or build the locator with adb=")
+        img = self.adb.screenshot()
+        if region is None:
+            return img
+        if isinstance(region, dict):
+            x, y = int(region["x"]), int(region["y"])
+            box = (x, y, x + int(region["width"]), y + int(region["height"]))
+        else:
+            box = tuple(int(v) for v in region)
+        return img.crop(box)
+
+    @property
+    def cache_stats(self) -> dict[str, float]:
+        return self.cache.stats
+
+    def clear_cache(self) -> None:
+        self.cache.clear()
+
+    def locate(self, target_ref: str, screenshot: Any = None, element_type: str | None = None, *,
+               hierarchy: str | UITree | None = None) -> LocateResult:
+        """Find ``target_ref`` with the tier order of its form (see the module docstring)."""
+        kind, _ = parse_target(target_ref)
+        return self.locate_with_fallback(target_ref, default_tiers(kind), screenshot,
+                                         hierarchy=hierarchy, element_type=element_type)
+
+    def locate_with_fallback(self, target_ref: str, strategies: Sequence[str], screenshot: Any = None, *,
+                             hierarchy: str | UITree | None = None,
+                             element_type: str | None = None) -> LocateResult:
+        """Try the named tiers in order (``tree template multiscale orb ocr vision fixed``, or
+        ``visual`` = template+multiscale+orb); a low-confidence answer falls through."""
+        start = time.perf_counter()
+        kind, value = parse_target(target_ref)
+        if not value:
+            return LocateResult(False, error=f"empty target_ref {target_ref!r}")
+        screen = self._screen(screenshot, hierarchy)
+        key = (target_ref, tuple(strategies), self.strategy.value, id(self.assets), screen.size)
+        cached = self.cache.get(key, screen.gray)
+        if cached is not None:
+            cached.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
+            return cached
+        result = self._run(kind, value, self._expand(strategies), screen, element_type or kind)
+        result.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
+        self.cache.put(key, screen.gray, result)
+        return result
+
+    def locate_image(self, reference: Any, screenshot: Any = None) -> LocateResult:
+        """Find a reference given as an image (PIL or array): template -> multiscale -> orb."""
+        start = time.perf_counter()
+        screen = self._screen(screenshot, None)
+        tried: list[str] = []
+        result = self._visual_chain([reference], VISUAL, screen, "image", tried)
+        result.tiers_tried = tried
+        result.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
+        return result
+
+    def verify_location(self, element: UIElement, screenshot: Any = None) -> bool:
+        """True when ``element`` is still on the screen: valid box, interactable, and the
+        stored template (``metadata['template']``, if any) still matches there."""
+        screen = self._screen(screenshot, None)
+        if not validate_bbox(element.bbox, screen.size)["valid"]:
+            return False
+        if not visible_region(element.bbox, screen.size)["can_interact"]:
+            return False
+        tpl = element.metadata.get("template")
+        if tpl is None:
+            return True
+        checks = matching.verify(screen.bgr, matching.as_bgr(tpl), element.bbox)
+        return calibrate("template", checks["score"]) >= ACCEPT
+
+    # -- internals -------------------------------------------------------------
+    def _screen(self, screenshot: Any, hierarchy: str | UITree | None) -> Screen:
+        if screenshot is None:
+            screenshot = self.capture_screen()
+        if self._last is not None and self._last.source is screenshot and (
+                hierarchy is None or self._last.hierarchy is hierarchy):
+            return self._last
+        self._last = Screen(screenshot, hierarchy, self.adb)
+        return self._last
+
+    def _expand(self, strategies: Sequence[str]) -> list[str]:
+        tiers: list[str] = []
+        for name in strategies:
+            for t in ALIASES.get(name, (name,)):
+                if t not in KNOWN_TIERS:
+                    raise ValueError(f"unknown locate strategy {name!r}; use one of {sorted(KNOWN_TIERS)} or visual")
+                if t not in tiers:
+                    tiers.append(t)
+        if self.strategy is LocateStrategy.OPENCV_ONLY:
+            tiers = [t for t in tiers if t != "vision"]
+        elif self.strategy is LocateStrategy.AI_ONLY:
+            tiers = [t for t in tiers if t in ("vision", "fixed")]
+        return tiers
+
+    def _run(self, kind: str, value: str, tiers: list[str], screen: Screen, etype: str) -> LocateResult:
+        tried: list[str] = []
+        errors: list[str] = []
+        seen: list[UIElement] = []   # every element a free tier saw: set-of-mark candidates for vision
+        refs: list[Any] = []
+        if kind == "ref":
+            refs = self.assets.get_variants(value)
+            if not refs and any(t in VISUAL or t == "vision" for t in tiers):
+                errors.append(f"unknown reference {value!r} (no image in modules or assets)")
+        i = 0
+        while i < len(tiers):
+            tier = tiers[i]
+            if tier in VISUAL:
+                group = [t for t in tiers[i:] if t in VISUAL]
+                i += len(group)
+                if refs:
+                    result = self._visual_chain(refs, group, screen, etype, tried)
+                    if result.success or result.error.startswith("not interactable"):
+                        result.tiers_tried = tried
+                        return result
+                    errors.append(result.error)
+                continue
+            i += 1
+            tried.append(tier)
+            elements, err = self._tier(tier, kind, value, screen, etype, refs, seen)
+            if err:
+                errors.append(f"{tier}: {err}")
+            result = self._decide(tier, elements, screen)
+            if result is not None and (result.success or result.error.startswith("not interactable")):
+                result.tiers_tried = tried
+                return result
+            if result is not None:
+                errors.append(result.error)
+            seen += elements
+        return LocateResult(False, method_used="", error="; ".join(e for e in errors if e) or "not found",
+                            tiers_tried=tried)
+
+    def _tier(self, tier: str, kind: str, value: str, screen: Screen, etype: str, refs: list[Any],
+              seen: list[UIElement]) -> tuple[list[UIElement], str]:
+        if tier == "tree":
+            tree = screen.tree()
+            if tree is None:
+                return [], "no UI hierarchy (pass hierarchy= or a device)"
+            return self._tree_elements(tree, kind, value, etype), ""
+        if tier == "ocr":
+            if kind not in ("text", "desc"):
+                return [], ""
+            if not ocr.available():
+                return [], ocr.unavailable_reason()
+            return self._ocr_elements(screen, value, etype), ""
+        if tier == "fixed":
+            return self._fixed_element(kind, value, screen, etype)
+        if tier == "vision":
+            return self._vision_elements(kind, value, screen, etype, refs, seen)
+        return [], f"tier {tier} does not apply to {kind}:"
+
+    def _element(self, tier: str, bbox: tuple[int, int, int, int], raw: float, desc: str, etype: str,
+                 conf: float | None = None, **meta: Any) -> UIElement:
+        c = calibrate(tier, raw) if conf is None else conf
+        return UIElement(element_type=etype, description=desc, bbox=tuple(int(v) for v in bbox),
+                         confidence=round(c, 4), metadata={"tier": tier, "raw_score": round(float(raw), 4), **meta})
+
+    def _tree_elements(self, tree: UITree, kind: str, value: str, etype: str) -> list[UIElement]:
+        from remote.core.ui_tree import normalize_text
+        if kind == "id":
+            nodes = tree.find_by_id(value)
+        elif kind == "desc":
+            nodes = tree.find_by_desc(value)
+        else:
+            nodes = tree.find_by_text(value)
+        q = normalize_text(value)
+        out: list[UIElement] = []
+        for n in nodes:
+            target = tree.clickable_target(n)
+            if any(e.bbox == target.bounds for e in out):
+                continue
+            label = normalize_text(n.text if kind == "text" and normalize_text(n.text) else n.content_desc)
+            exact = kind == "id" or label == q
+            raw = 1.0 if exact else 0.5 + 0.3 * (len(q) / max(len(label), 1))
+            out.append(self._element("tree", target.bounds, raw, n.label or n.resource_id, etype,
+                                     node=n.position, match="exact" if exact else "contains",
+                                     resource_id=n.resource_id))
+        return out
+
+    def _ocr_elements(self, screen: Screen, value: str, etype: str) -> list[UIElement]:
+        hits = ocr.match_text(value, screen.text_boxes())
+        return [self._element("ocr", h.box.bbox, h.similarity * min(1.0, 0.1 + h.box.score), h.box.text,
+                              etype, match=h.kind, ocr_score=round(h.box.score, 3)) for h in hits]
+
+    def _fixed_element(self, kind: str, value: str, screen: Screen, etype: str) -> tuple[list[UIElement], str]:
+        spec: Any = value
+        mode = "pixel"
+        if kind == "fixed":
+            if value not in self.fixed_points:
+                return [], f"no fixed point {value!r} in the module config"
+            spec = self.fixed_points[value]
+            mode = "auto"
+            if isinstance(spec, dict):
+                mode = spec.get("mode", "auto")
+                spec = spec.get("bbox") or spec.get("point")
+        try:
+            nums = [float(v) for v in (spec.split(",") if isinstance(spec, str) else spec)]
+        except (TypeError, ValueError):
+            return [], f"bad coordinates {spec!r}"
+        if len(nums) == 2:
+            nums = [nums[0], nums[1], nums[0], nums[1]]
+        if len(nums) != 4:
+            return [], f"bad coordinates {spec!r}"
+        box = to_pixels(nums, screen.size, mode)
+        if box is None:
+            return [], f"bad coordinates {spec!r}"
+        if nums[0] == nums[2] and box[2] - box[0] <= 1:   # a point: a 1 px box around it
+            box = (box[0], box[1], box[0] + 1, box[1] + 1)
+        return [self._element("fixed", box, 1.0, value, etype)], ""
+
+    def _vision_elements(self, kind: str, value: str, screen: Screen, etype: str, refs: list[Any],
+                         seen: list[UIElement]) -> tuple[list[UIElement], str]:
+        if self.vision is None:
+            return [], "no vision model configured"
+        if kind == "ref":
+            if not refs:
+                return [], f"no reference image for {value!r}"
+            res = self.vision.find_element_by_image(refs[0], screen.pil, candidates=list(seen))
+        else:
+            res = self.vision.find_element(screen.pil, value, candidates=list(seen))
+        if not res.success or res.element is None:
+            return [], res.error or "the vision model did not find it"
+        el = res.element
+        raw = el.confidence if el.confidence > 0 else 0.8
+        out = self._element("vision", el.bbox, raw, el.description or value, etype,
+                            **{k: v for k, v in el.metadata.items() if k not in ("tier", "raw_score")})
+        if self.learn_from_vision and kind in ("ref", "dynamic"):
+            crop = screen.pil.crop(el.bbox)
+            out.metadata["learned"] = str(self.assets.add_learned(value, crop, screen.size))
+        return [out], ""
+
+    def _visual_chain(self, refs: list[Any], tiers: Sequence[str], screen: Screen, etype: str,
+                      tried: list[str]) -> LocateResult:
+        errors = []
+        for tier in tiers:
+            tried.append(tier)
+            elements: list[UIElement] = []
+            for ref in refs:
+                try:
+                    elements += self._visual_elements(tier, ref, screen, etype)
+                except matching.ImageInputError as exc:
+                    return LocateResult(False, error=str(exc), method_used=tier)
+            result = self._decide(tier, elements, screen)
+            if result is not None and (result.success or result.error.startswith("not interactable")):
+                return result
+            if result is not None:
+                errors.append(result.error)
+        return LocateResult(False, error="; ".join(errors) or "no visual match")
+
+    def _visual_elements(self, tier: str, ref: Any, screen: Screen, etype: str) -> list[UIElement]:
+        tpl = matching.as_bgr(ref, "reference image")
+        info = matching.information(tpl)
+        if tier == "template":
+            found = matching.find_template(screen.bgr, tpl)
+        elif tier == "multiscale":
+            found = matching.find_multiscale(screen.bgr, tpl)
+        else:
+            found = matching.find_orb(screen.bgr, tpl, screen_features=screen.orb())
+        out = []
+        for m in found:
+            conf = calibrate(tier, m.score)
+            if info["low_info"]:
+                conf = min(conf, LOW_INFO_CAP)
+            out.append(self._element(tier, m.bbox, m.score, "", etype, conf, scale=m.scale, ncc=m.ncc,
+                                     checks=m.checks, low_info=bool(info["low_info"])))
+        return out
+
+    def _decide(self, tier: str, elements: list[UIElement], screen: Screen) -> LocateResult | None:
+        if not elements:
+            return None
+        elements = sorted(elements, key=lambda e: e.confidence, reverse=True)
+        best = elements[0]
+        if best.confidence < ACCEPT:
+            return LocateResult(False, method_used=tier, candidates=elements[:5],
+                                error=f"{tier}: best confidence {best.confidence:.2f} < {ACCEPT}")
+        best_raw = best.metadata.get("raw_score", 0.0)
+        rivals = [e for e in elements[1:] if e.confidence >= ACCEPT
+                  and e.metadata.get("raw_score", 0.0) >= best_raw - AMBIGUITY_MARGIN]
+        if not self._validate(best, screen.size):
+            return LocateResult(False, element=best, method_used=tier,
+                                error=f"not interactable: {best.visible_region}")
+        for e in rivals:
+            self._validate(e, screen.size)
+        return LocateResult(True, element=best, method_used=tier, candidates=[best, *rivals] if rivals else [],
+                            reliable=not rivals)
+
+    @staticmethod
+    def _validate(element: UIElement, size: tuple[int, int]) -> bool:
+        if not validate_bbox(element.bbox, size)["valid"]:
+            element.visible_region = {"can_interact": False, "safe_region": None, "visible_fraction": 0.0}
+            return False
+        x1, y1, x2, y2 = element.bbox
+        if x2 - x1 <= 1 or y2 - y1 <= 1:   # a point (xy:/fixed:): tap it
+            element.visible_region = {"can_interact": True, "safe_region": element.bbox, "visible_fraction": 1.0}
+            element.center = (x1, y1)
+            return True
+        vis = visible_region(element.bbox, size)
+        element.visible_region = vis
+        if vis["can_interact"]:
+            element.center = bbox_center(vis["safe_region"])
+        return bool(vis["can_interact"])
+

@@ -1,0 +1,65 @@
+"""One screenshot as the locator's tiers see it: converted once, tree/OCR/ORB computed lazily."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from remote.core import matching, ocr
+from remote.core.ui_tree import UITree, UITreeError, parse_hierarchy
+
+logger = logging.getLogger(__name__)
+
+
+class Screen:
+    def __init__(self, screenshot: Any, hierarchy: str | UITree | None = None, adb: Any = None) -> None:
+        self.source = screenshot
+        self.bgr = matching.as_bgr(screenshot, "screenshot")
+        self.gray = matching.to_gray(self.bgr)
+        self.size = (self.bgr.shape[1], self.bgr.shape[0])
+        self._pil = screenshot if isinstance(screenshot, Image.Image) else None
+        self.hierarchy = hierarchy
+        self._adb = adb
+        self._tree: UITree | None = None
+        self._tree_error = ""
+        self._texts: list[ocr.TextBox] | None = None
+        self._orb: tuple[Any, Any] | None = None
+
+    @property
+    def pil(self) -> Image.Image:
+        if self._pil is None:
+            self._pil = Image.fromarray(np.ascontiguousarray(self.bgr[:, :, ::-1]))
+        return self._pil
+
+    def tree(self) -> UITree | None:
+        """The parsed UI tree: from ``hierarchy``, else fetched once from the device (~1 s)."""
+        if self._tree is not None or self._tree_error:
+            return self._tree
+        xml = self.hierarchy
+        if isinstance(xml, UITree):
+            self._tree = xml
+            return xml
+        if xml is None and self._adb is not None and hasattr(self._adb, "dump_hierarchy"):
+            xml = self._adb.dump_hierarchy()
+        if xml is None:
+            self._tree_error = "no hierarchy"
+            return None
+        try:
+            self._tree = parse_hierarchy(xml, self.size)
+        except UITreeError as exc:
+            logger.warning("[定位] UI 树无法解析: %s", exc)
+            self._tree_error = str(exc)
+        return self._tree
+
+    def text_boxes(self) -> list[ocr.TextBox]:
+        if self._texts is None:
+            self._texts = ocr.read_text(self.bgr)
+        return self._texts
+
+    def orb(self) -> tuple[Any, Any]:
+        if self._orb is None:
+            self._orb = matching.orb_features(self.bgr)
+        return self._orb
