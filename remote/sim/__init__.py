@@ -1,1 +1,34 @@
+"""The simulated phone: widget-tree apps served over the real adb wire protocol.
 
+    from remote.sim import serve
+    with serve(resolution="720x1600") as server:      # a free loopback port
+        adbutils.AdbClient(port=server.port).device(server.serial).shell("wm size")
+        server.phone.snapshot()["foreground"]
+
+It imports nothing of the agent: it is a phone, not a test oracle.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from remote.sim.adb_server import SimServer
+from remote.sim.phone import SimPhone
+from remote.sim.scenario import Scenario
+
+__all__ = ["Scenario", "SimPhone", "SimServer", "serve"]
+
+
+def serve(scenario: Scenario | str | Path | dict[str, Any] | None = None, *, host: str = "127.0.0.1",
+          port: int = 0, serial: str | None = None, phone: SimPhone | None = None, **overrides: Any) -> SimServer:
+    """Start a `SimServer` in a background thread and return it (also a context manager).
+
+    `scenario` is a `Scenario`, a YAML path or a dict; keyword arguments override its keys
+    (``serve(ad_popup=True, resolution="1440x3200")``). ``server.port``, ``server.serial`` and
+    ``server.phone`` tell how to reach and observe it; ``server.close()`` stops it.
+    """
+    if phone is None:
+        kwargs = {"serial": serial} if serial else {}
+        phone = SimPhone(scenario, **kwargs, **overrides)
+    return SimServer(phone, host=host, port=port).start()

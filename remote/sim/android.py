@@ -1,0 +1,399 @@
+"""Android's shell services, answering with the texts real devices print.
+
+``input`` (tap/swipe/keyevent/text), ``am`` (start, broadcast for ADBKeyboard,
+force-stop), ``ime``, ``dumpsys`` (window, display, input_method, activity),
+``screencap``, ``uiautomator dump``, ``monkey -p``, ``pm list packages``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import TYPE_CHECKING
+
+from remote.sim import apps
+from remote.sim.phone import ADB_IME
+from remote.sim.shell import CommandFn, Ctx
+
+if TYPE_CHECKING:
+    from remote.sim.phone import SimPhone
+
+KEYCODES = {"HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "DPAD_UP": 19, "DPAD_DOWN": 20, "DPAD_LEFT": 21,
+            "DPAD_RIGHT": 22, "DPAD_CENTER": 23, "VOLUME_UP": 24, "VOLUME_DOWN": 25, "POWER": 26, "CAMERA": 27,
+            "SPACE": 62, "TAB": 61, "ENTER": 66, "DEL": 67, "MENU": 82, "SEARCH": 84, "FORWARD_DEL": 112,
+            "ESCAPE": 111, "MOVE_HOME": 122, "MOVE_END": 123, "APP_SWITCH": 187, "WAKEUP": 224, "SLEEP": 223,
+            **{str(d): 7 + d for d in range(10)}, **{chr(65 + i): 29 + i for i in range(26)}}
+_NPE = ("Exception occurred while executing 'text':\n"
+        "java.lang.NullPointerException: Attempt to get length of null array\n"
+        "\tat com.android.server.input.InputShellCommand.sendText(InputShellCommand.java:374)\n"
+        "\tat com.android.server.input.InputShellCommand.runText(InputShellCommand.java:352)\n"
+        "\tat com.android.server.input.InputShellCommand.onCommand(InputShellCommand.java:266)\n")
+
+
+def properties(phone: SimPhone) -> dict[str, str]:
+    w, h = phone.size
+    return {"ro.product.model": "SimPhone", "ro.product.brand": "remote", "ro.product.name": "sim_phone",
+            "ro.product.device": "sim", "ro.product.manufacturer": "remote", "ro.build.version.release": "13",
+            "ro.build.version.sdk": "33", "ro.serialno": phone.serial, "ro.sf.lcd_density":
+            str(int(phone.metrics.density * 160)), "ro.product.cpu.abi": "arm64-v8a", "sys.boot_completed": "1",
+            "ro.build.characteristics": "default", "persist.sys.locale": "zh-CN", "ro.sim.resolution": f"{w}x{h}"}
+
+
+# ---------------------------------------------------------------- input
+
+
+def input_(ctx: Ctx, argv: list[str]) -> int:
+    args = argv[1:]
+    if args and args[0] in ("touchscreen", "touchpad", "keyboard", "mouse", "dpad", "stylus", "trackball"):
+        args = args[1:]
+    if len(args) >= 2 and args[0] == "-d":
+        args = args[2:]
+    if not args:
+        ctx.err("Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n")
+        return 1
+    sub, rest = args[0], args[1:]
+    phone = ctx.phone
+    try:
+        if sub == "tap" and len(rest) >= 2:
+            phone.tap(int(float(rest[0])), int(float(rest[1])))
+        elif sub in ("swipe", "draganddrop") and len(rest) >= 4:
+            x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
+            duration = int(rest[4]) if len(rest) > 4 else 300
+            phone.swipe(x1, y1, x2, y2, duration)
+            ctx.sleep(min(duration, 5000) / 1000.0)  # `input swipe` blocks for its duration
+        elif sub == "keyevent" and rest:
+            for name in (r for r in rest if not r.startswith("--")):
+                code = _keycode(name)
+                if code is None:
+                    ctx.err(f"Error: Unknown keycode: {name}\n")  # real input ignores it the same way
+                    continue
+                phone.key(code)
+        elif sub == "text" and rest:
+            text = rest[0].replace("%s", " ")
+            if not all(32 <= ord(ch) < 127 or ch in "\n\t" for ch in text):
+                ctx.err(_NPE)
+                return 255
+            phone.type_text(text)
+        elif sub == "roll":
+            return 0
+        else:
+            ctx.err(f"Error: Unknown command: {sub}\n" if sub not in ("tap", "swipe", "keyevent", "text")
+                    else f"Error: Invalid arguments for command: {sub}\n")
+            return 1
+    except ValueError as exc:
+        ctx.err(f"Exception occurred while executing '{sub}':\njava.lang.NumberFormatException: {exc}\n")
+        return 255
+    return 0
+
+
+def _keycode(name: str) -> int | None:
+    if name.isdigit():
+        return int(name)
+    key = name.upper().removeprefix("KEYCODE_")
+    return KEYCODES.get(key)
+
+
+# ---------------------------------------------------------------- am / monkey / pm
+
+
+def _extras(args: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Intent options: (-a/-d/-n/... values, extras given with --es/--ei/--eia/...)."""
+    opts: dict[str, str] = {}
+    extras: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--es", "--ei", "--ez", "--el", "--ef", "--eu", "--eia", "--esa", "--ela") and i + 1 < len(args):
+            extras[args[i + 1]] = args[i + 2] if i + 2 < len(args) else ""
+            i += 3
+        elif a == "--esn" and i + 1 < len(args):
+            extras[args[i + 1]] = ""
+            i += 2
+        elif a in ("-a", "-d", "-t", "-c", "-n", "-f", "-p", "--user") and i + 1 < len(args):
+            opts[a] = args[i + 1]
+            i += 2
+        elif a.startswith("-"):
+            i += 1
+        else:
+            opts.setdefault("uri", a)
+            i += 1
+    return opts, extras
+
+
+def am(ctx: Ctx, argv: list[str]) -> int:
+    if len(argv) < 2:
+        ctx.err("usage: am [start|broadcast|force-stop] ...\n")
+        return 1
+    sub, args = argv[1], argv[2:]
+    phone = ctx.phone
+    if sub == "force-stop" and args:
+        phone.force_stop(args[-1])
+        return 0
+    opts, extras = _extras(args)
+    if sub in ("start", "start-activity"):
+        return _am_start(ctx, opts)
+    if sub == "broadcast":
+        action = opts.get("-a", "")
+        desc = "Intent { " + (f"act={action} " if action else "") + "flg=0x400000" + \
+            (" (has extras)" if extras else "") + " }"
+        ctx.out(f"Broadcasting: {desc}\n")
+        _adb_keyboard(phone, action, extras)
+        ctx.out("Broadcast completed: result=0\n")
+        return 0
+    ctx.err(f"Error: unknown command '{sub}'\n")
+    return 255
+
+
+def _am_start(ctx: Ctx, opts: dict[str, str]) -> int:
+    phone = ctx.phone
+    if "-n" in opts:
+        component = opts["-n"]
+        pkg, _, act = component.partition("/")
+        full = pkg + act if act.startswith(".") else act
+        ctx.out(f"Starting: Intent {{ cmp={pkg}/{act} }}\n")
+        if not phone.launch(pkg):
+            ctx.err(f"Error type 3\nError: Activity class {{{pkg}/{full}}} does not exist.\n")
+            return 1
+        return 0
+    action, data = opts.get("-a", ""), opts.get("-d", opts.get("uri", ""))
+    if action == "android.intent.action.VIEW" and data:
+        ctx.out(f"Starting: Intent {{ act={action} dat={data} }}\n")
+        if data.startswith(("http://", "https://")) or "." in data:
+            phone.open_url(data)
+            return 0
+        ctx.err(f"Error: Activity not started, unable to resolve Intent {{ act={action} dat={data} flg=0x10000000 }}\n")
+        return 1
+    ctx.err("Error: Activity not started, unable to resolve Intent\n")
+    return 1
+
+
+def _adb_keyboard(phone: SimPhone, action: str, extras: dict[str, str]) -> None:
+    """AdbIME's receiver: registered only while ADBKeyboard is the current IME."""
+    if phone.ime != ADB_IME or ADB_IME not in phone.imes_installed:
+        return
+    if action == "ADB_INPUT_TEXT" and "msg" in extras:
+        phone.type_text(extras["msg"])
+    elif action == "ADB_INPUT_TEXT" and "mcode" in extras:
+        codes = extras["mcode"].split(",")
+        for code in codes[1::2]:
+            if code.strip().isdigit():
+                phone.key(int(code))
+    elif action == "ADB_INPUT_B64" and "msg" in extras:
+        try:
+            text = base64.b64decode(extras["msg"], validate=False).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            text = "NOT SUPPORTED"
+        phone.type_text(text)
+    elif action == "ADB_INPUT_CHARS" and "chars" in extras:
+        try:
+            phone.type_text("".join(chr(int(c)) for c in extras["chars"].split(",") if c.strip()))
+        except ValueError:
+            pass
+    elif action == "ADB_INPUT_CODE" and extras.get("code", "").isdigit():
+        phone.key(int(extras["code"]))
+    elif action == "ADB_EDITOR_CODE" and extras.get("code", "").isdigit():
+        phone.editor_action(int(extras["code"]))
+    elif action == "ADB_CLEAR_TEXT":
+        phone.clear_text()
+    elif action.startswith("ADB_ACTION_"):
+        code = {"GO": 2, "SEARCH": 3, "SEND": 4, "NEXT": 5, "DONE": 6}.get(action[len("ADB_ACTION_"):])
+        if code:
+            phone.editor_action(code)
+
+
+def monkey(ctx: Ctx, argv: list[str]) -> int:
+    args = argv[1:]
+    for a in args:
+        ctx.out(f"  bash arg: {a}\n")
+    pkg = args[args.index("-p") + 1] if "-p" in args and args.index("-p") + 1 < len(args) else ""
+    if not pkg or not ctx.phone.launch(pkg):
+        ctx.out("** No activities found to run, monkey aborted.\n")
+        return 251
+    ctx.out("Events injected: 1\n## Network stats: elapsed time=18ms (0ms mobile, 0ms wifi, 18ms not connected)\n")
+    return 0
+
+
+def pm(ctx: Ctx, argv: list[str]) -> int:
+    packages = sorted({apps.LAUNCHER, *apps.APPS, "com.android.systemui", "com.android.permissioncontroller",
+                       "com.android.inputmethod.latin"}
+                      | ({"com.android.adbkeyboard"} if ADB_IME in ctx.phone.imes_installed else set()))
+    if argv[1:3] == ["list", "packages"]:
+        needle = next((a for a in argv[3:] if not a.startswith("-")), "")
+        ctx.out("".join(f"package:{p}\n" for p in packages if needle in p))
+        return 0
+    if len(argv) > 2 and argv[1] == "path":
+        if argv[2] in packages:
+            ctx.out(f"package:/data/app/{argv[2]}-1/base.apk\n")
+            return 0
+        return 1
+    ctx.err("Error: unknown pm command\n")
+    return 255
+
+
+def reboot(ctx: Ctx, argv: list[str]) -> int:
+    with ctx.phone.lock:
+        ctx.phone.reboots += 1
+        ctx.phone.home()
+    return 0
+
+
+# ---------------------------------------------------------------- ime
+
+
+def ime(ctx: Ctx, argv: list[str]) -> int:
+    phone = ctx.phone
+    sub, args = (argv[1] if len(argv) > 1 else ""), argv[2:]
+    with phone.lock:
+        if sub == "list":
+            ids = phone.imes_installed if "-a" in args else phone.imes_enabled
+            if "-s" in args:
+                ctx.out("".join(i + "\n" for i in ids))
+            else:
+                for i in ids:
+                    pkg, _, svc = i.partition("/")
+                    ctx.out(f"{i}:\n  mId={i} mSettingsActivity=null\n  Service:\n    "
+                            f"ServiceInfo:\n      name={pkg + svc if svc.startswith('.') else svc}\n      "
+                            f"packageName={pkg}\n")
+            return 0
+        if sub in ("enable", "disable", "set") and args:
+            target = args[-1]
+            if target not in phone.imes_installed:
+                verb = "selected" if sub == "set" else sub + "d"
+                ctx.err(f"Unknown input method {target} cannot be {verb} for user #0\n")
+                return 255 if sub == "set" else 0
+            if sub == "enable":
+                already = target in phone.imes_enabled
+                if not already:
+                    phone.imes_enabled.append(target)
+                ctx.out(f"Input method {target}: {'already enabled' if already else 'now enabled'} for user #0\n")
+            elif sub == "disable":
+                if target in phone.imes_enabled and len(phone.imes_enabled) > 1:
+                    phone.imes_enabled.remove(target)
+                    if phone.ime == target:
+                        phone.ime = phone.imes_enabled[0]
+                ctx.out(f"Input method {target}: now disabled for user #0\n")
+            else:
+                if target not in phone.imes_enabled:
+                    ctx.err(f"Unknown input method {target} cannot be selected for user #0\n")
+                    return 255
+                phone.ime = target
+                ctx.out(f"Input method {target} selected for user #0\n")
+            phone.changed()
+            return 0
+        if sub == "reset":
+            phone.imes_enabled = [phone.imes_installed[0]]
+            phone.ime = phone.imes_installed[0]
+            ctx.out(f"Reset current and enabled IMEs for user #0\n  Selected: {phone.ime}\n")
+            phone.changed()
+            return 0
+    ctx.err("Usage: ime <command>:\n  list [-a] [-s]\n  enable [--user <USER_ID>] <ID>\n"
+            "  disable [--user <USER_ID>] <ID>\n  set [--user <USER_ID>] <ID>\n  reset\n")
+    return 255
+
+
+# ---------------------------------------------------------------- dumpsys
+
+
+def dumpsys(ctx: Ctx, argv: list[str]) -> int:
+    phone = ctx.phone
+    service = argv[1] if len(argv) > 1 else ""
+    w, h = phone.size
+    component = phone.focus_component()
+    pkg, _, act = component.partition("/")
+    if service == "window":
+        ctx.out("WINDOW MANAGER WINDOWS (dumpsys window windows)\n"
+                f"  Window #0 Window{{4f2a9c1 u0 {component}}}:\n    mDisplayId=0 mSession=Session{{9a1 u0a123}}\n"
+                f"    mFrame=[0,0][{w},{h}]\n"
+                f"  mCurrentFocus=Window{{4f2a9c1 u0 {component}}}\n"
+                f"  mFocusedApp=ActivityRecord{{7d3b2e0 u0 {component} t12}}\n")
+    elif service == "display":
+        density = int(phone.metrics.density * 160)
+        ctx.out("DISPLAY MANAGER (dumpsys display)\n"
+                f"  mDefaultViewport=DisplayViewport{{type=INTERNAL, valid=true, isActive=true, displayId=0, "
+                f"uniqueId='local:0', physicalPort=0, orientation=0, logicalFrame=Rect(0, 0 - {w}, {h}), "
+                f"physicalFrame=Rect(0, 0 - {w}, {h}), deviceWidth={w}, deviceHeight={h}}}\n"
+                f"  mBaseDisplayInfo=DisplayInfo{{\"内置屏幕\", displayId 0, real {w} x {h}, rotation 0, "
+                f"density {density}}}\n")
+    elif service == "input_method":
+        shown = phone.focus is not None
+        ctx.out(f"Input method service state:\n  mCurMethodId={phone.ime}\n  mCurFocusedWindow={component}\n"
+                f"  mInputShown={'true' if shown else 'false'}\n  mShowRequested={'true' if shown else 'false'}\n")
+    elif service == "activity":
+        ctx.out(f"  mResumedActivity: ActivityRecord{{7d3b2e0 u0 {component} t12}}\n"
+                f"  ACTIVITY {component} 7d3b2e0 pid=4242\n")
+    elif service == "power":
+        ctx.out("  mWakefulness=Awake\n  mHoldingDisplaySuspendBlocker=true\n")
+    elif service in ("battery",):
+        ctx.out("Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  level: 88\n")
+    else:
+        ctx.out(f"Can't find service: {service}\n" if service else "")
+    _ = pkg, act
+    return 0
+
+
+# ---------------------------------------------------------------- screencap / uiautomator
+
+
+def screencap(ctx: Ctx, argv: list[str]) -> int:
+    args, png, path = argv[1:], False, None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-p":
+            png = True
+        elif a == "-d" and i + 1 < len(args):
+            i += 1
+        elif a.startswith("-"):
+            pass
+        else:
+            path = a
+        i += 1
+    if path is not None and path.endswith(".png"):
+        png = True
+    data = ctx.phone.screencap(png)
+    if path is None:
+        ctx.out(data)
+        return 0
+    try:
+        ctx.phone.fs.write(path, data)
+    except OSError:
+        ctx.err(f"Error opening file: {path} (No such file or directory)\n")
+        return 1
+    return 0
+
+
+def uiautomator(ctx: Ctx, argv: list[str]) -> int:
+    args = argv[1:]
+    if not args or args[0] != "dump":
+        ctx.err("Usage: uiautomator <subcommand> [options]\n\nAvailable subcommands:\n\n"
+                "help: displays help message\n\ndump: creates an XML dump of current UI hierarchy\n\n")
+        return 1 if args else 0
+    compressed = "--compressed" in args
+    paths = [a for a in args[1:] if not a.startswith("-")]
+    path = paths[0] if paths else "/sdcard/window_dump.xml"
+    ctx.sleep(ctx.phone.scenario.uiautomator_delay_ms / 1000.0)  # JVM start + waitForIdle on a real phone
+    xml = ctx.phone.dump_xml(compressed)
+    if path in ("/dev/tty", "/dev/stdout"):
+        ctx.out(xml)
+    else:
+        try:
+            ctx.phone.fs.write(path, xml.encode("utf-8"))
+        except OSError:
+            ctx.err(f"ERROR: could not write {path}\n")  # the message real devices print is similar
+            return 0
+    ctx.out(f"UI hierchary dumped to: {path}\n")
+    return 0
+
+
+def svc(ctx: Ctx, argv: list[str]) -> int:
+    if len(argv) >= 3 and argv[1] in ("wifi", "bluetooth") and argv[2] in ("enable", "disable"):
+        ctx.phone.settings["wlan" if argv[1] == "wifi" else "bluetooth"] = argv[2] == "enable"
+        ctx.phone.changed()
+        return 0
+    return 0
+
+
+COMMANDS: dict[str, CommandFn] = {
+    "input": input_, "am": am, "monkey": monkey, "pm": pm, "ime": ime, "dumpsys": dumpsys,
+    "screencap": screencap, "uiautomator": uiautomator, "svc": svc, "reboot": reboot,
+}

@@ -1,0 +1,236 @@
+"""Shell builtins and small tools (echo, cat, ls, rm, grep, getprop, wm, settings, ...).
+
+The Android services (input, am, ime, dumpsys, screencap, uiautomator, monkey, pm)
+live in `remote.sim.android`; `COMMANDS` maps every name to its function.
+"""
+
+from __future__ import annotations
+
+import stat
+import time
+
+from remote.sim import android
+from remote.sim.shell import CommandFn, Ctx, ShellExit
+
+
+def echo(ctx: Ctx, argv: list[str]) -> int:
+    args, newline = argv[1:], True
+    if args and args[0] == "-n":
+        args, newline = args[1:], False
+    ctx.out(" ".join(args) + ("\n" if newline else ""))
+    return 0
+
+
+def cat(ctx: Ctx, argv: list[str]) -> int:
+    paths = [a for a in argv[1:] if a != "-"] or None
+    if paths is None:
+        ctx.out(ctx.stdin)
+        return 0
+    status = 0
+    for path in paths:
+        try:
+            ctx.out(ctx.phone.fs.read(path))
+        except IsADirectoryError:
+            ctx.err(f"cat: {path}: Is a directory\n")
+            status = 1
+        except OSError:
+            ctx.err(f"cat: {path}: No such file or directory\n")
+            status = 1
+    return status
+
+
+def rm(ctx: Ctx, argv: list[str]) -> int:
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-"))
+    status = 0
+    for path in (a for a in argv[1:] if not a.startswith("-")):
+        try:
+            ctx.phone.fs.remove(path, recursive="r" in flags or "R" in flags)
+        except IsADirectoryError:
+            ctx.err(f"rm: {path}: is a directory\n")
+            status = 1
+        except OSError:
+            if "f" not in flags:
+                ctx.err(f"rm: {path}: No such file or directory\n")
+                status = 1
+    return status
+
+
+def ls(ctx: Ctx, argv: list[str]) -> int:
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-"))
+    paths = [a for a in argv[1:] if not a.startswith("-")] or ["/"]
+    status = 0
+    for path in paths:
+        entry = ctx.phone.fs.get(path)
+        if entry is None:
+            ctx.err(f"ls: {path}: No such file or directory\n")
+            status = 1
+            continue
+        items = ctx.phone.fs.listdir(path) if entry.is_dir else [(path, entry)]
+        for name, e in items:
+            if "l" in flags:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.mtime))
+                ctx.out(f"{stat.filemode(e.mode)} 1 shell shell {len(e.data):>8} {when} {name}\n")
+            else:
+                ctx.out(name + "\n")
+    return status
+
+
+def mkdir(ctx: Ctx, argv: list[str]) -> int:
+    parents = "-p" in argv
+    for path in (a for a in argv[1:] if not a.startswith("-")):
+        try:
+            ctx.phone.fs.mkdir(path, parents=parents)
+        except FileExistsError:
+            ctx.err(f"mkdir: '{path}': File exists\n")
+            return 1
+        except OSError:
+            ctx.err(f"mkdir: '{path}': No such file or directory\n")
+            return 1
+    return 0
+
+
+def touch(ctx: Ctx, argv: list[str]) -> int:
+    for path in (a for a in argv[1:] if not a.startswith("-")):
+        try:
+            ctx.phone.fs.write(path, b"", append=True)
+        except OSError:
+            ctx.err(f"touch: '{path}': No such file or directory\n")
+            return 1
+    return 0
+
+
+def sleep(ctx: Ctx, argv: list[str]) -> int:
+    try:
+        seconds = float(argv[1]) if len(argv) > 1 else 0.0
+    except ValueError:
+        ctx.err(f"sleep: invalid number '{argv[1]}'\n")
+        return 1
+    ctx.sleep(min(seconds, 600.0))
+    return 0
+
+
+def exit_(ctx: Ctx, argv: list[str]) -> int:
+    try:
+        raise ShellExit(int(argv[1]) if len(argv) > 1 else 0)
+    except ValueError:
+        raise ShellExit(2) from None
+
+
+def grep(ctx: Ctx, argv: list[str]) -> int:
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
+    rest = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
+    if not rest:
+        ctx.err("usage: grep [-ivcq] PATTERN [FILE...]\n")
+        return 2
+    pattern = rest[0].lower() if "i" in flags else rest[0]
+    data = ctx.stdin.decode("utf-8", "replace")
+    hits = []
+    for line in data.splitlines():
+        hay = line.lower() if "i" in flags else line
+        if (pattern in hay) != ("v" in flags):
+            hits.append(line)
+    if "c" in flags:
+        ctx.out(f"{len(hits)}\n")
+    elif "q" not in flags:
+        ctx.out("".join(h + "\n" for h in hits))
+    return 0 if hits else 1
+
+
+def head_tail(ctx: Ctx, argv: list[str]) -> int:
+    count = 10
+    args = argv[1:]
+    if args and args[0] == "-n" and len(args) > 1:
+        count, args = int(args[1]), args[2:]
+    elif args and args[0].startswith("-") and args[0][1:].isdigit():
+        count, args = int(args[0][1:]), args[1:]
+    lines = ctx.stdin.decode("utf-8", "replace").splitlines(keepends=True)
+    ctx.out("".join(lines[:count] if argv[0] == "head" else lines[-count:] if count else []))
+    return 0
+
+
+def getprop(ctx: Ctx, argv: list[str]) -> int:
+    props = android.properties(ctx.phone)
+    if len(argv) == 1:
+        ctx.out("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
+    else:
+        ctx.out(props.get(argv[1], argv[2] if len(argv) > 2 else "") + "\n")
+    return 0
+
+
+def wm(ctx: Ctx, argv: list[str]) -> int:
+    w, h = ctx.phone.size
+    sub = argv[1] if len(argv) > 1 else ""
+    if sub == "size":
+        ctx.out(f"Physical size: {w}x{h}\n")
+    elif sub == "density":
+        ctx.out(f"Physical density: {int(ctx.phone.metrics.density * 160)}\n")
+    else:
+        ctx.err("usage: wm [size|density] ...\n")
+        return 255 if sub else 0
+    return 0
+
+
+def settings(ctx: Ctx, argv: list[str]) -> int:
+    phone = ctx.phone
+    if len(argv) < 4 or argv[1] not in ("get", "put", "delete", "list") or \
+            argv[2] not in ("system", "secure", "global"):
+        ctx.err("Invalid command: " + " ".join(argv[1:]) + "\n")
+        return 255
+    verb, _ns, key = argv[1], argv[2], argv[3]
+    with phone.lock:
+        values = {
+            "default_input_method": phone.ime,
+            "enabled_input_methods": ":".join(phone.imes_enabled),
+            "airplane_mode_on": str(int(phone.settings["airplane"])),
+            "wifi_on": str(int(phone.settings["wlan"])),
+            "bluetooth_on": str(int(phone.settings["bluetooth"])),
+            "screen_off_timeout": "60000",
+        }
+        if verb == "get":
+            ctx.out(values.get(key, "null") + "\n")
+        elif verb == "put" and len(argv) > 4:
+            value = argv[4]
+            if key == "default_input_method":
+                phone.ime = value
+            elif key in ("airplane_mode_on", "wifi_on", "bluetooth_on"):
+                name = {"airplane_mode_on": "airplane", "wifi_on": "wlan", "bluetooth_on": "bluetooth"}[key]
+                phone.settings[name] = value == "1"
+            phone.changed()
+    return 0
+
+
+def true_(ctx: Ctx, argv: list[str]) -> int:
+    return 0
+
+
+def false_(ctx: Ctx, argv: list[str]) -> int:
+    return 1
+
+
+def fixed(text: str) -> CommandFn:
+    def command(ctx: Ctx, argv: list[str]) -> int:
+        ctx.out(text)
+        return 0
+    return command
+
+
+def logcat(ctx: Ctx, argv: list[str]) -> int:
+    if "-c" in argv:
+        return 0
+    ctx.out("--------- beginning of main\n")
+    if "-d" in argv:
+        return 0
+    while not ctx.stop.is_set():  # streams until the client goes away (the server sets stop)
+        ctx.sleep(1.0)
+    return 0
+
+
+COMMANDS: dict[str, CommandFn] = {
+    "echo": echo, "cat": cat, "rm": rm, "ls": ls, "mkdir": mkdir, "touch": touch, "sleep": sleep,
+    "exit": exit_, "grep": grep, "head": head_tail, "tail": head_tail, "getprop": getprop, "wm": wm,
+    "settings": settings, "true": true_, "false": false_, ":": true_, "cd": true_, "sync": true_,
+    "pwd": fixed("/\n"), "whoami": fixed("shell\n"), "logcat": logcat,
+    "id": fixed("uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log) context=u:r:shell:s0\n"),
+    "uname": fixed("Linux\n"),
+    **android.COMMANDS,
+}

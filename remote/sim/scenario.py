@@ -1,0 +1,132 @@
+"""What the simulated phone is like: resolution, popups, slowness, faults.
+
+A scenario is a YAML file whose keys are fixed (tests and users share them);
+every key is optional::
+
+    resolution: 1080x2400          # or 720x1600, 1440x3200
+    adbkeyboard: true              # ADBKeyboard installed
+    wechat_permission_dialog: false
+    ad_popup: false
+    loading_ms: 0
+    secure_screen: false
+    drop_after_commands: null
+    reset_every_commands: null
+    uiautomator_delay_ms: 300
+    contacts: [张三, 李四, 王五, 文件传输助手]
+
+``Scenario.load(path)`` reads a file, ``Scenario.from_dict(d)`` / ``Scenario(**kw)``
+take the same keys; an unknown key or a bad value is a `ConfigError` naming the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from remote.errors import ConfigError
+
+DEFAULT_CONTACTS = ("张三", "李四", "王五", "文件传输助手")
+_RESOLUTION = re.compile(r"^\s*(\d{3,4})\s*[xX×*]\s*(\d{3,4})\s*$")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    resolution: str = "1080x2400"
+    adbkeyboard: bool = True
+    wechat_permission_dialog: bool = False
+    ad_popup: bool = False
+    loading_ms: int = 0
+    secure_screen: bool = False
+    drop_after_commands: int | None = None
+    reset_every_commands: int | None = None
+    uiautomator_delay_ms: int = 300
+    contacts: tuple[str, ...] = field(default=DEFAULT_CONTACTS)
+
+    def __post_init__(self) -> None:
+        self.size  # noqa: B018 - validates the resolution
+        for name in ("loading_ms", "uiautomator_delay_ms"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
+        for name in ("drop_after_commands", "reset_every_commands"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ConfigError(f"{name} must be null or a whole number >= 1, not {value!r}")
+        for name in ("adbkeyboard", "wechat_permission_dialog", "ad_popup", "secure_screen"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, not {getattr(self, name)!r}")
+        contacts = self.contacts
+        if isinstance(contacts, str) or not all(isinstance(c, str) and c.strip() for c in contacts):
+            raise ConfigError(f"contacts must be a list of names, not {contacts!r}")
+        object.__setattr__(self, "contacts", tuple(c.strip() for c in contacts))
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels: ``Scenario(resolution="720x1600").size == (720, 1600)``."""
+        m = _RESOLUTION.match(str(self.resolution))
+        if not m:
+            raise ConfigError(f"resolution must look like 1080x2400, not {self.resolution!r}")
+        width, height = int(m.group(1)), int(m.group(2))
+        if not (320 <= width <= 2160 and width < height <= 4096):
+            raise ConfigError(f"resolution {self.resolution!r} is not a portrait phone screen")
+        return width, height
+
+    def replace(self, **changes: Any) -> Scenario:
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, *, path: str | None = None) -> Scenario:
+        data = dict(data or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown scenario key(s): {', '.join(map(str, unknown))}", path=path,
+                              hint=f"known keys: {', '.join(sorted(known))}")
+        if "contacts" in data and isinstance(data["contacts"], list):
+            data["contacts"] = tuple(data["contacts"])
+        try:
+            return cls(**data)
+        except ConfigError as exc:
+            if path and not exc.path:
+                raise ConfigError(exc.message, path=path, hint=exc.hint) from exc
+            raise
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scenario:
+        import yaml
+
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read scenario: {exc.strerror}", path=str(path)) from exc
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ConfigError(f"scenario is not valid YAML: {exc}", path=str(path),
+                              line=(mark.line + 1) if mark else None) from exc
+        if data is not None and not isinstance(data, dict):
+            raise ConfigError("a scenario must be a mapping of keys to values", path=str(path))
+        return cls.from_dict(data, path=str(path))
+
+
+def make_scenario(scenario: Scenario | str | Path | Mapping[str, Any] | None = None, **overrides: Any) -> Scenario:
+    """A scenario from a file path, a dict, a `Scenario` or nothing, with keyword overrides on top."""
+    if scenario is None:
+        base = Scenario()
+    elif isinstance(scenario, Scenario):
+        base = scenario
+    elif isinstance(scenario, Mapping):
+        base = Scenario.from_dict(scenario)
+    else:
+        base = Scenario.load(scenario)
+    if overrides:
+        merged = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
+        merged.update(overrides)
+        base = Scenario.from_dict(merged)
+    return base
