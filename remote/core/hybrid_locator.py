@@ -123,12 +123,13 @@ class HybridLocator:
         self.cache.put(key, screen.gray, result)
         return result
 
-    def locate_image(self, reference: Any, screenshot: Any = None) -> LocateResult:
+    def locate_image(self, reference: Any, screenshot: Any = None,
+                     tiers: Sequence[str] = VISUAL) -> LocateResult:
         """Find a reference given as an image (PIL or array): template -> multiscale -> orb."""
         start = time.perf_counter()
         screen = self._screen(screenshot, None)
         tried: list[str] = []
-        result = self._visual_chain([reference], VISUAL, screen, "image", tried)
+        result = self._visual_chain([reference], tiers, screen, "image", tried)
         result.tiers_tried = tried
         result.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
         return result

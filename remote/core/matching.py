@@ -43,6 +43,7 @@ REFINE_TOP_K = 6           # coarse peaks refined at full resolution
 MIN_TEMPLATE_SIDE = 4
 LOW_INFO_STD = 6.0         # gray std below this: a flat patch
 LOW_INFO_EDGES = 0.015     # fraction of strong-gradient pixels below this: nearly flat
+LOW_INFO_SPREAD = 0.2      # share of rows (or columns) with an edge below this: a thin line
 
 
 class ImageInputError(LocateError, ValueError):
@@ -111,9 +112,13 @@ def information(template: Any) -> dict[str, float]:
     gray = to_gray(as_bgr(template, "template"))
     std = float(gray.std())
     grad = _grad(gray)
-    edges = float((grad > 60).mean())
-    low = std < LOW_INFO_STD or edges < LOW_INFO_EDGES or min(gray.shape) < MIN_TEMPLATE_SIDE * 2
-    return {"std": round(std, 2), "edges": round(edges, 4), "low_info": float(low)}
+    strong = grad > 60
+    edges = float(strong.mean())
+    # A line or a lone bar has edges in few rows (or few columns): it matches any similar line.
+    spread = min(float(strong.any(axis=1).mean()), float(strong.any(axis=0).mean()))
+    low = (std < LOW_INFO_STD or edges < LOW_INFO_EDGES or spread < LOW_INFO_SPREAD
+           or min(gray.shape) < MIN_TEMPLATE_SIDE * 2)
+    return {"std": round(std, 2), "edges": round(edges, 4), "spread": round(spread, 3), "low_info": float(low)}
 
 
 # -- verification -------------------------------------------------------------

@@ -1,0 +1,105 @@
+"""Matching on synthetic screens: exact, multiscale, ORB, candidates, absent templates, bad inputs."""
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from remote.core import matching as M
+
+
+def _icon(seed: int, size=(60, 60)) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    h, w = size
+    img = np.full((h, w, 3), 240, np.uint8)
+    for _ in range(6):
+        x1, y1 = rng.integers(0, w - 10), rng.integers(0, h - 10)
+        img[y1:y1 + rng.integers(5, 20), x1:x1 + rng.integers(5, 20)] = rng.integers(0, 255, 3)
+    return img
+
+
+def _screen(*placements, size=(800, 400)) -> np.ndarray:
+    h, w = size
+    scr = np.full((h, w, 3), 250, np.uint8)
+    scr[:, :, 1] = np.linspace(200, 255, w, dtype=np.uint8)[None, :]
+    for img, (x, y) in placements:
+        scr[y:y + img.shape[0], x:x + img.shape[1]] = img
+    return scr
+
+
+def test_exact_match_finds_the_box():
+    icon = _icon(1)
+    found = M.find_template(_screen((icon, (100, 300))), icon)
+    assert found and found[0].bbox == (100, 300, 160, 360)
+    assert found[0].score > 0.95 and found[0].checks["edge"] > 0.95
+
+
+def test_absent_template_scores_low():
+    found = M.find_template(_screen((_icon(1), (100, 300))), _icon(2))
+    assert not found or found[0].score < 0.7
+
+
+def test_duplicates_are_all_returned():
+    icon = _icon(3)
+    found = M.find_template(_screen((icon, (50, 50)), (icon, (300, 500))), icon)
+    good = [m for m in found if m.score > 0.9]
+    assert {m.bbox for m in good} == {(50, 50, 110, 110), (300, 500, 360, 560)}
+
+
+def test_multiscale_finds_rescaled_icon():
+    icon = _icon(4, (80, 80))
+    big = np.asarray(Image.fromarray(icon).resize((60, 60), Image.Resampling.LANCZOS))
+    found = M.find_multiscale(_screen((big, (200, 400))), icon)
+    assert found and M.iou(found[0].bbox, (200, 400, 260, 460)) > 0.7
+    assert abs(found[0].scale - 0.75) < 0.06
+
+
+def test_orb_finds_textured_icon():
+    icon = np.asarray(Image.fromarray(_icon(5, (120, 120))).resize((120, 120)))
+    rng = np.random.default_rng(0)
+    icon = np.clip(icon.astype(int) + rng.integers(-60, 60, icon.shape), 0, 255).astype(np.uint8)
+    found = M.find_orb(_screen((icon, (200, 300))), icon)
+    assert found and abs(found[0].center[0] - 260) < 8 and abs(found[0].center[1] - 360) < 8
+
+
+def test_input_layouts_gray_rgba_pil():
+    icon = _icon(6)
+    scr = _screen((icon, (10, 10)))
+    gray = M.find_template(scr[:, :, 0], icon[:, :, 0])
+    assert gray and gray[0].bbox == (10, 10, 70, 70)
+    rgba = np.dstack([scr, np.full(scr.shape[:2], 255, np.uint8)])
+    assert M.find_template(rgba, icon)[0].bbox == (10, 10, 70, 70)
+    pil = Image.fromarray(scr[:, :, ::-1])
+    assert M.find_template(pil, Image.fromarray(icon[:, :, ::-1]))[0].bbox == (10, 10, 70, 70)
+
+
+def test_bad_inputs():
+    with pytest.raises(M.ImageInputError):
+        M.find_template(np.zeros((0, 0, 3), np.uint8), _icon(1))
+    with pytest.raises(M.ImageInputError):
+        M.find_template(None, _icon(1))
+    assert M.find_template(_icon(1, (20, 20)), _icon(2, (60, 60))) == []
+    assert M.find_multiscale(_icon(1, (20, 20)), _icon(2, (60, 60))) == []
+
+
+def test_low_information_detected():
+    flat = np.full((40, 40, 3), 128, np.uint8)
+    assert M.information(flat)["low_info"]
+    line = np.full((40, 200, 3), 255, np.uint8)
+    line[20] = 0
+    assert M.information(line)["low_info"]
+    assert not M.information(_icon(7))["low_info"]
+
+
+def test_nms_keeps_best():
+    a = M.Match((0, 0, 10, 10), 0.9, 0.9)
+    b = M.Match((1, 1, 11, 11), 0.8, 0.8)
+    c = M.Match((50, 50, 60, 60), 0.7, 0.7)
+    assert M.nms([b, c, a]) == [a, c]
+
+
+def test_degenerate_quad_rejected():
+    square = np.float32([[0, 0], [10, 0], [10, 10], [0, 10]])
+    bowtie = np.float32([[0, 0], [10, 10], [10, 0], [0, 10]])
+    assert M._plausible_quad(square, 10, 10)
+    assert not M._plausible_quad(bowtie, 10, 10)
+    assert not M._plausible_quad(square * 5, 10, 10)   # 25x the area
