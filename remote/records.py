@@ -153,6 +153,8 @@ class TaskPlan:
     potential_issues: list[str] = field(default_factory=list)
     source: str = "template"     # "template" | "model" | "replan"
     module: str = ""
+    # Checked on the UI tree after the last step, free: {"app": pkg} / {"text": "你好"} / {"checked": "text:WLAN"}
+    success_check: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable(self)
@@ -300,6 +302,8 @@ class StepResult:
     model_usage: ModelUsage = field(default_factory=ModelUsage)
     timings: dict[str, float] = field(default_factory=dict)   # ms by phase: locate, act, wait, verify
     notes: list[str] = field(default_factory=list)
+    level: int = 0                                            # ExecutionLevel of the step
+    artifacts: dict[str, str] = field(default_factory=dict)   # files in the run record: before/after png, xml
 
     @property
     def elapsed(self) -> float:

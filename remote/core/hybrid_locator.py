@@ -150,6 +150,9 @@ class HybridLocator:
 
     # -- internals -------------------------------------------------------------
     def _screen(self, screenshot: Any, hierarchy: str | UITree | None) -> Screen:
+        if isinstance(screenshot, Screen):  # a caller that already holds the screen (the runner)
+            self._last = screenshot
+            return screenshot
         if screenshot is None:
             screenshot = self.capture_screen()
         if self._last is not None and self._last.source is screenshot and (
@@ -242,6 +245,11 @@ class HybridLocator:
             nodes = tree.find_by_desc(value)
         else:
             nodes = tree.find_by_text(value)
+            # A field showing the text just typed (a search box) echoes the query; when other nodes carry
+            # the text too, they are what the step means (the search result), not the echo.
+            shown = [n for n in nodes if "EditText" not in n.class_name]
+            if shown and len(shown) < len(nodes):
+                nodes = shown
         q = normalize_text(value)
         out: list[UIElement] = []
         for n in nodes:

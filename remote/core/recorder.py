@@ -1,0 +1,130 @@
+"""Run records: ``runs/<time>-<slug>/`` with run.json, screenshots, UI dumps and report.html.
+
+Layout of a record::
+
+    runs/20261123-101500-给张三发微信消息说你好/
+      run.json              task, module, plan, steps (tier, box, tap point, verdict, timings, model calls),
+                            outcome, model usage, device; `device_state` with --device sim
+      s01-before.png/.xml   the screen a step decided on (raw, for `remote replay`)
+      s01-after.png/.xml    the screen after it acted
+      report.html           self-contained: thumbnails with the box and tap point drawn
+
+Secrets never enter a record: configs are stored redacted and free text passes
+through ``scrub`` (the runner gives it the key to mask).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from remote.records import StepResult, TaskResult, to_jsonable
+
+logger = logging.getLogger(__name__)
+RECORD_VERSION = 1
+
+
+def slugify(task: str, limit: int = 40) -> str:
+    """A folder-safe slug that keeps Chinese: ``给张三发消息: 你好!`` -> ``给张三发消息-你好``."""
+    slug = re.sub(r"[^\w\u4e00-\u9fff]+", "-", task).strip("-")
+    return (slug[:limit].rstrip("-") or "task")
+
+
+class RunRecorder:
+    def __init__(self, runs_dir: str | Path, task: str, *, scrub: Callable[[str], str] | None = None,
+                 now: float | None = None) -> None:
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
+        base = Path(runs_dir) / f"{stamp}-{slugify(task)}"
+        path, n = base, 2
+        while path.exists():
+            path, n = Path(f"{base}-{n}"), n + 1
+        path.mkdir(parents=True)
+        self.dir = path
+        self.task = task
+        self.scrub = scrub or (lambda s: s)
+        self.started = time.time()
+
+    def save_screen(self, name: str, image: Image.Image | None, xml: str | None = None) -> dict[str, str]:
+        """Store a screen (PNG, and the dump if one was taken); returns the file names."""
+        files: dict[str, str] = {}
+        try:
+            if image is not None:
+                image.save(self.dir / f"{name}.png", optimize=False, compress_level=1)
+                files["image"] = f"{name}.png"
+            if xml:
+                (self.dir / f"{name}.xml").write_text(xml, encoding="utf-8")
+                files["xml"] = f"{name}.xml"
+        except OSError as exc:  # a full disk must not lose the run's outcome
+            logger.warning("could not store screen %s: %s", name, exc)
+        return files
+
+    def record_step(self, sr: StepResult, before: Any = None, after: Any = None) -> None:
+        """Store a step's screens; ``before``/``after`` are Screens (image + the tree if one was fetched)."""
+        tag = f"s{sr.step.step:02d}" + (f"r{sr.retry_count}" if sr.retry_count else "")
+        for phase, screen in (("before", before), ("after", after)):
+            if screen is None:
+                continue
+            files = self.save_screen(f"{tag}-{phase}", screen_image(screen), screen_xml(screen))
+            for kind, fname in files.items():
+                sr.artifacts[phase if kind == "image" else f"{phase}_xml"] = fname
+
+    def write(self, result: TaskResult, meta: dict[str, Any]) -> Path:
+        """Write run.json and report.html; returns the record's folder."""
+        data = {
+            "version": RECORD_VERSION,
+            "task": result.task,
+            "module": result.module,
+            "status": result.status.value,
+            "error": self.scrub(result.error_message),
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
+            "total_time": round(result.total_time, 3),
+            "plan": result.plan.to_dict() if result.plan else None,
+            "steps": [step_dict(sr) for sr in result.step_results],
+            "model_usage": to_jsonable(result.model_usage),
+            **meta,
+        }
+        text = self.scrub(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+        (self.dir / "run.json").write_text(text, encoding="utf-8")
+        from remote.core.report import write_report
+
+        write_report(self.dir)
+        return self.dir
+
+
+def step_dict(sr: StepResult) -> dict[str, Any]:
+    d = sr.to_dict()
+    d["elapsed"] = round(sr.elapsed, 3)
+    loc = sr.locate_result
+    d["tier"] = loc.method_used if loc else ""
+    d["confidence"] = round(loc.element.confidence, 3) if loc and loc.element else None
+    d["bbox"] = list(loc.element.bbox) if loc and loc.element else None
+    return d
+
+
+def screen_image(screen: Any) -> Image.Image | None:
+    if screen is None:
+        return None
+    if isinstance(screen, Image.Image):
+        return screen
+    return getattr(screen, "pil", None)
+
+
+def screen_xml(screen: Any) -> str | None:
+    """The dump behind a Screen, only if it was fetched (recording never costs a dump)."""
+    xml = getattr(screen, "xml", None)
+    return xml if isinstance(xml, str) else None
+
+
+def load_record(run_dir: str | Path) -> dict[str, Any]:
+    path = Path(run_dir) / "run.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{path} not found: is {run_dir} a run record folder?") from exc
