@@ -81,6 +81,11 @@ class SimServer:
 
     def close(self) -> None:
         self._stop.set()
+        if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)  # wakes accept() at once on Linux
+            except OSError:
+                pass
         if self._thread is not None:
             self._thread.join(timeout=2)
         if self._listener is not None:
@@ -151,9 +156,11 @@ class SimServer:
 
     def _select(self, conn: socket.socket, selector: str) -> bool:
         """Is the device named by `selector` ours and present? FAIL like adb when not."""
-        if self.phone.gone:
+        if self.phone.gone:  # the messages of adb's acquire_one_transport()
             if selector.startswith("serial:"):
                 _fail(conn, f"device '{selector[7:]}' not found")
+            elif selector.startswith("id:"):
+                _fail(conn, f"no device with transport id '{selector[3:]}'")
             else:
                 _fail(conn, "no devices/emulators found")
             return False

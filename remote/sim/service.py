@@ -8,6 +8,7 @@ reply; ``drop_after_commands`` makes the device vanish after its Nth command.
 from __future__ import annotations
 
 import logging
+import os
 import select
 import socket
 import struct
@@ -102,12 +103,19 @@ def _shell(server: SimServer, conn: socket.socket, command: str, v2: bool) -> No
         except OSError:
             stop.set()  # the client went away: stop what runs (sleep, logcat)
 
-    watcher = threading.Thread(target=_watch, args=(conn, stop, server_stop), daemon=True)
+    wake_r, wake_w = os.pipe()
+    watcher = threading.Thread(target=_watch, args=(conn, stop, server_stop, wake_r), daemon=True)
     watcher.start()
     try:
         status = shell.run(server.phone, command, write, stop)
     finally:
         _after(server)
+        # Wake the watcher and wait for it: a socket closed while another thread still
+        # select()s on it is only torn down (FIN sent) when that select returns.
+        os.write(wake_w, b"x")
+        watcher.join(timeout=2)
+        os.close(wake_r)
+        os.close(wake_w)
     if v2 and not stop.is_set():
         try:
             conn.sendall(struct.pack("<BIB", V2_EXIT, 1, status))
@@ -116,14 +124,16 @@ def _shell(server: SimServer, conn: socket.socket, command: str, v2: bool) -> No
     stop.set()
 
 
-def _watch(conn: socket.socket, stop: threading.Event, server_stop: threading.Event) -> None:
+def _watch(conn: socket.socket, stop: threading.Event, server_stop: threading.Event, wake: int) -> None:
     """Set `stop` when the client closes (so `sleep`/`logcat` end) or the server shuts down."""
     while not stop.is_set():
         if server_stop.is_set():
             stop.set()
             return
         try:
-            readable, _, _ = select.select([conn], [], [], 0.1)
+            readable, _, _ = select.select([conn, wake], [], [], 0.5)
+            if wake in readable:
+                return
             # stdin (v1 bytes or v2 packets) is not used by one-shot commands: read and drop it
             data = conn.recv(4096) if readable else None
         except (OSError, ValueError):

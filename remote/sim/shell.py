@@ -12,6 +12,7 @@ and stderr (2) as they are produced.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from remote.sim.phone import SimPhone
 
+log = logging.getLogger(__name__)
 Writer = Callable[[int, bytes], None]
 SH = "/system/bin/sh"
 ENV = {"HOME": "/", "PATH": "/product/bin:/apex/com.android.runtime/bin:/system/bin:/system/xbin:/odm/bin",
@@ -350,6 +352,12 @@ def _run_command(phone: SimPhone, cmd: Command, stdin: bytes, write: Writer, sto
         else:
             try:
                 result = fn(ctx, argv)
+            except ShellExit:
+                raise
+            except Exception as exc:  # a crash in the simulation must answer like a crashed process, not hang
+                log.exception("sim command %r failed", argv)
+                routed(2, f"{argv[0]}: {type(exc).__name__}: {exc}\n".encode())
+                result = 255
             finally:
                 for path, data in files.items():
                     phone.fs.write(path, bytes(data), append=True)

@@ -87,6 +87,7 @@ def build(phone: SimPhone, m: Metrics, screen: str) -> Widget:
         root.add(list_row(m, y, 72, label, rid=ID + f"{key}_row", summary=summary, chevron=True,
                           on_tap=(lambda k=key: phone.push(k)) if key != "about" else None))
         y += 72
+    return root
 
 
 def _subpage(phone: SimPhone, m: Metrics, root: Widget, screen: str) -> None:

@@ -1,0 +1,39 @@
+"""`remote sim`: serve the simulated phone over the adb protocol until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from remote.errors import DeviceError
+
+
+def run(args: argparse.Namespace) -> int:
+    from remote.sim import serve
+    from remote.sim.phone import DEFAULT_SERIAL
+
+    try:
+        server = serve(args.scenario, host=args.host, port=args.port, serial=args.serial or DEFAULT_SERIAL)
+    except OSError as exc:
+        raise DeviceError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+                          hint="another adb server may be running there; try --port 5038 "
+                               "(or `adb kill-server`)") from exc
+    phone = server.phone
+    width, height = phone.size
+    scenario = f" (scenario {args.scenario})" if args.scenario else ""
+    print(f"simulated phone {server.serial} {width}x{height}{scenario} on {server.host}:{server.port}")
+    print("connect with:")
+    print(f"  adb -P {server.port} devices")
+    print(f"  adb -P {server.port} shell wm size")
+    print(f"  adb -P {server.port} exec-out screencap -p > screen.png")
+    print(f"  python -m remote run --adb-port {server.port} --device {server.serial} \"…\"")
+    print(f"  (or ANDROID_ADB_SERVER_PORT={server.port} for adbutils)")
+    print("Ctrl-C stops it.")
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.close()
+    return 0
