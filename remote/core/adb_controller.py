@@ -54,7 +54,8 @@ KEYCODES: dict[str, int] = {
     "WAKEUP": 224, "SLEEP": 223,
 }
 DUMP_PATH = "/data/local/tmp/remote_uidump.xml"
-_TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed")
+_TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
+                  "no device with transport id", "no devices/emulators found")
 
 
 def keycode(key: int | str) -> int:
