@@ -195,3 +195,18 @@ def test_detect_blocker_offline_first_then_model(model_server, llm_client):
 def test_model_failures_in_blocker_check_are_not_raised(model_server, llm_client):
     model_server.script("verify", *[Fault.server_error(502)] * 3)
     assert Verifier(llm_client.config, client=llm_client).detect_blocker(_screen(), None) is None
+
+
+def test_simulated_phone_permission_dialog_and_ad_are_found_offline():
+    phone_mod = pytest.importorskip("remote.sim.phone", reason="the simulated phone is not available")
+    phone = phone_mod.SimPhone(wechat_permission_dialog=True, ad_popup=True)
+    phone.launch("com.tencent.mm")
+    seen = []
+    for _ in range(3):
+        blocker = rules.detect_blocker_in_tree(phone.dump_xml(), phone.size)
+        if blocker is None:
+            break
+        seen.append(blocker.type)
+        phone.tap(*rules.bbox_center(blocker.dismiss_suggestion.bbox))
+    assert seen == [BlockerType.PERMISSION, BlockerType.AD]
+    assert rules.detect_blocker_in_tree(phone.dump_xml(), phone.size) is None

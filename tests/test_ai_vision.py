@@ -134,3 +134,21 @@ def test_learned_variant_is_saved_and_listed(tmp_path: Path):
     listed = list_learned(assets)
     assert listed[0]["name"] == "send_button" and listed[0]["screen_size"] == [1080, 2400]
     assert list_learned(None) == []
+
+
+@pytest.mark.parametrize("values, mode, order, expected", [
+    ([500, 500, 600, 600], "norm1000", "xyxy", (540, 1200, 648, 1440)),
+    ([499.5, 499.5, 599.4, 599.4], "norm999", "xyxy", (540, 1200, 648, 1440)),
+    ([0.5, 0.5, 0.6, 0.6], "fraction", "xyxy", (540, 1200, 648, 1440)),
+    ([640, 288, 768, 345.6], "pixel", "yxyx", (540, 1200, 648, 1440)),
+    ([0.5, 0.5, 0.6, 0.6], "auto", "xyxy", (540, 1200, 648, 1440)),
+    ([600, 600, 500, 500], "norm1000", "xyxy", (540, 1200, 648, 1440)),   # corners swapped
+    ([900, 500, 1040, 600], "norm1000", "xyxy", (972, 1200, 1080, 1440)),  # clipped within the slack
+    ([500, 500, 500, 500], "norm1000", "xyxy", (540, 1200, 541, 1201)),   # a point is 1 px
+    ([1200, 1300, 1500, 1600], "norm1000", "xyxy", None),                   # out of range
+    ([1, 2, 3], "norm1000", "xyxy", None),
+    (["a", 2, 3, 4], "norm1000", "xyxy", None),
+    ([float("nan"), 2, 3, 4], "norm1000", "xyxy", None),
+])
+def test_model_box_to_pixels_table(values, mode, order, expected):
+    assert coords.model_box_to_pixels(values, (576, 1280), SCREEN, mode, order) == expected

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from remote.core.coords import bbox_center  # noqa: F401 - re-exported for callers tapping a suggestion
 from remote.core.ui_tree import UINode, UITree, normalize_text, parse_hierarchy
 from remote.records import Blocker, BlockerType, DismissSuggestion
 
@@ -151,7 +152,7 @@ def _ad(tree: UITree, nodes: list[UINode]) -> Blocker | None:
             return any(a in signal_ancestors and tree.nodes[a].width * tree.nodes[a].height >= big
                        for a in _ancestors(tree, c, 3))
 
-        target = next((c for c in closers if overlay(c)), None)
+        target = next((c for c in closers if _is_ad_signal(c) or overlay(c)), None)   # e.g. id ad_close
     if target is None:
         return None
     return Blocker(BlockerType.AD, f"advertisement: {_summary(tree, nodes) or 'ad overlay'}",
