@@ -1,0 +1,78 @@
+"""`remote modules [list|check|learned]`: what the app modules can do, and whether they are sound."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from remote.apps import APPS_DIR, ModuleRegistry
+from remote.core.assets import AssetsManager
+from remote.core.hybrid_locator import parse_target
+
+
+def _refs(template_steps: Any) -> list[tuple[str, int | None]]:
+    """Reference names (not text:/id:/… and not slot-filled) used by a template's steps and fallbacks."""
+    out = []
+    for step in template_steps:
+        for ref in (step.get("target_ref"), (step.get("fallback") or {}).get("target_ref"), step.get("verify_ref")):
+            if ref and "{" not in ref and parse_target(ref)[0] == "ref":
+                out.append((ref, getattr(step, "line", None)))
+    return out
+
+
+def check(registry: ModuleRegistry) -> list[str]:
+    problems = list(registry.problems)
+    for module in registry.modules.values():
+        assets = AssetsManager(module_dirs=[module.path])
+        problems.extend(assets.problems())
+        tasks_file = module.path / "tasks.yaml"
+        for template in module.templates:
+            for ref, line in _refs(template.steps):
+                if not assets.has(ref):
+                    problems.append(f"{tasks_file}:{line or template.line}: task {template.name}: reference "
+                                    f"{ref!r} has no image (add images/{ref}.png or an alias)")
+        if module.home_ref and parse_target(module.home_ref)[0] == "ref" and not assets.has(module.home_ref):
+            problems.append(f"{module.path / 'config.yaml'}: home_ref {module.home_ref!r} has no image")
+    return problems
+
+
+def run(args: Any) -> int:
+    registry = ModuleRegistry(strict=False)
+    if args.action == "check":
+        problems = check(registry)
+        if args.json:
+            print(json.dumps({"ok": not problems, "problems": problems}, ensure_ascii=False))
+        else:
+            for p in problems:
+                print(p)
+            n = sum(len(m.templates) for m in registry.modules.values())
+            print(f"{len(registry.modules)} modules, {n} task templates: "
+                  + ("all good" if not problems else f"{len(problems)} problem(s)"))
+        return 1 if problems else 0
+    if args.action == "learned":
+        from remote.ai.vision_agent import list_learned
+
+        entries = list_learned(AssetsManager(module_dirs=registry.image_dirs()))
+        if args.json:
+            print(json.dumps(entries, ensure_ascii=False, indent=1))
+        elif not entries:
+            print("no learned reference images yet (they appear when the vision model finds a named target)")
+        else:
+            for e in entries:
+                print(f"{e.get('name')}: {e.get('path')} (screen {e.get('screen_size')}, {e.get('created', '')})")
+        return 0
+    data = [{"name": m.name, "display_name": m.display_name, "package": m.package, "default": m.default,
+             "keywords": list(m.keywords), "path": str(m.path),
+             "templates": [{"name": t.name, "patterns": list(t.patterns)} for t in m.templates]}
+            for m in registry.modules.values()]
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=1))
+        return 0
+    print(f"modules in {APPS_DIR}:")
+    for m in data:
+        print(f"\n{m['name']} ({m['display_name']}, {m['package'] or 'no package'})" + (" [default]" if m["default"] else ""))
+        for t in m["templates"]:
+            print(f"  {t['name']:20} " + " | ".join(t["patterns"]))
+    for p in registry.problems:
+        print(f"\nproblem: {p}")
+    return 0
