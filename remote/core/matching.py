@@ -240,10 +240,10 @@ def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[floa
         tw, th = round(tg.shape[1] * s), round(tg.shape[0] * s)
         if tw < 3 or th < 3 or tw > W or th > H:
             continue
-        x0, y0 = max(0, x - margin), max(0, y - margin)
-        x1, y1 = min(W, x + tw + margin), min(H, y + th + margin)
-        if x1 - x0 < tw or y1 - y0 < th:
-            continue
+        # Coarse positions are rounded: keep the window inside the screen at the edges.
+        cx, cy = min(max(0, x), W - tw), min(max(0, y), H - th)
+        x0, y0 = max(0, cx - margin), max(0, cy - margin)
+        x1, y1 = min(W, cx + tw + margin), min(H, cy + th + margin)
         res = cv2.matchTemplate(sg[y0:y1, x0:x1], _resize(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
         _, val, _, loc = cv2.minMaxLoc(res)
         if math.isfinite(val) and (best is None or val > best[0]):
@@ -266,7 +266,8 @@ def _refine(sg: np.ndarray, half: np.ndarray | None, tg: np.ndarray, x: int, y: 
         if coarse is None:
             return None
         _, box, s_half = coarse
-        x, y, scales, m = box[0] * 2, box[1] * 2, [round(s_half * 2, 4)], 4
+        x, y, m = box[0] * 2, box[1] * 2, 6
+        scales = sorted({round(s_half * 2 * f, 4) for f in (0.975, 1.0, 1.025)})
     found = _refine_at(sg, tg, x, y, scales, m)
     if found is None or min(found[1][2] - found[1][0], found[1][3] - found[1][1]) < MIN_TEMPLATE_SIDE:
         return None
@@ -309,7 +310,7 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
         res = cv2.matchTemplate(small, _resize(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
         coarse += [(v, round(x / f), round(y / f), s) for v, x, y in _peaks(res, tw, th, 3, floor - 0.25)]
     coarse.sort(reverse=True)
-    steps = (1.0,) if lo == hi else (0.95, 0.975, 1.0, 1.025, 1.05)
+    steps = (1.0,) if lo == hi else (0.9, 0.93, 0.96, 1.0, 1.04, 1.07, 1.1)
     half = pyramid[1] if len(steps) > 1 and len(pyramid) > 1 else None
     matches: list[Match] = []
     seen: list[BBox] = []
