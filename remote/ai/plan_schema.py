@@ -203,13 +203,13 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
     for name, default, low, high in (("timeout", 3000, 1, MAX_TIMEOUT_MS), ("retry", 2, 0, None),
                                      ("wait_before", 0, 0, MAX_WAIT_MS), ("wait_after", 300, 0, MAX_WAIT_MS)):
         value = raw.get(name)
-        number = default if value is None else _number(value, name, where, problems, repairs)
-        if number is None:
+        amount = default if value is None else _number(value, name, where, problems, repairs)
+        if amount is None:
             continue
-        if number < low or (high is not None and number > high):
-            problems.append(f"{where}: {name} {number} is outside {low}..{high}")
+        if amount < low or (high is not None and amount > high):
+            problems.append(f"{where}: {name} {amount} is outside {low}..{high}")
             continue
-        values[name] = number
+        values[name] = amount
     if values.get("retry", 0) > MAX_RETRY:
         repairs.append(f"{where}: retry {values['retry']} lowered to {MAX_RETRY}")
         values["retry"] = MAX_RETRY

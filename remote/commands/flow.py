@@ -1,0 +1,67 @@
+"""`remote flow SCREENSHOT "TASK"`: route, plan (template or model) and locate every step on one screenshot."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from remote.apps import ModuleRegistry
+from remote.commands._offline import open_image, read_text
+from remote.config import LLMConfig
+from remote.core.offline import module_locator
+from remote.core.report import annotate
+from remote.core.screen import Screen
+from remote.errors import ConfigError
+
+
+def run(args: Any) -> int:
+    image = open_image(args.screenshot)
+    xml = read_text(args.xml)
+    registry = ModuleRegistry()
+    module, score = (registry.get(args.module), 1.0) if args.module else registry.route(args.task)
+    plan = registry.handler(module).plan(args.task)
+    if plan is None:
+        config = LLMConfig.from_env()
+        if not config.configured:
+            raise ConfigError(f"no template of module {module.name!r} fits the task and no model is configured",
+                              hint="set LLM_PROVIDER and its key, or pick a task from `python -m remote modules`")
+        from remote.ai.planner import Planner
+
+        plan = Planner(config).plan(args.task, image, module=module, hierarchy=xml)
+    locator = module_locator(registry, module.name)
+    screen = Screen(image, xml)
+    rows, boxes = [], []
+    for step in plan.steps:
+        row = {"step": step.step, "action": step.action.value, "target_ref": step.target_ref, "params": step.params}
+        if step.target_ref:
+            res = locator.locate(step.target_ref, screen)
+            el = res.element
+            row.update(found=res.success, tier=res.method_used, reliable=res.reliable,
+                       bbox=list(el.bbox) if el else None, center=list(el.center) if el else None,
+                       confidence=round(el.confidence, 3) if el else None, ms=res.elapsed_ms, error=res.error)
+            if el:
+                boxes.append((step.step, el))
+        rows.append(row)
+    if args.annotate:
+        out = image
+        for _, el in boxes:
+            out = annotate(out, el.bbox, el.center)
+        out.save(args.annotate)
+    if args.json:
+        print(json.dumps({"module": module.name, "score": score, "source": plan.source,
+                          "steps": rows}, ensure_ascii=False, indent=1))
+    else:
+        print(f"module {module.name} (score {score:.2f}), plan from {plan.source}, {len(plan.steps)} steps")
+        for r in rows:
+            head = f"{r['step']:>2}. {r['action']:<13} {r['target_ref'] or ''} {r['params'] or ''}".rstrip()
+            if "found" not in r:
+                print(f"{head}\n      (no target to locate)")
+            elif r["found"]:
+                print(f"{head}\n      {r['tier']}: box {r['bbox']} center {r['center']} confidence {r['confidence']}"
+                      f" ({r['ms']:.0f} ms){'' if r['reliable'] else ' AMBIGUOUS'}")
+            else:
+                print(f"{head}\n      not found: {r['error']}")
+        if args.annotate:
+            print(f"annotated copy: {args.annotate}")
+    # Later steps are meant for later screens: "not found" here is information, not failure.
+    return 0

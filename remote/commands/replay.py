@@ -1,0 +1,23 @@
+"""`remote replay RUN_DIR`: re-decide a recorded run offline; exit 1 if any decision changed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from remote.core.replay import replay_run
+
+
+def run(args: Any) -> int:
+    decisions = replay_run(args.run_dir)
+    changed = [d for d in decisions if d.changed]
+    if args.json:
+        print(json.dumps({"decisions": [asdict(d) for d in decisions], "changed": len(changed)}, ensure_ascii=False))
+    else:
+        for d in decisions:
+            mark = "CHANGED" if d.changed else "same   "
+            print(f"{mark} step {d.step:>2} {d.kind:<6} recorded: {d.recorded}  replayed: {d.replayed}"
+                  + (f"  ({d.note})" if d.note else ""))
+        print(f"{len(decisions)} decisions, {len(changed)} changed")
+    return 1 if changed else 0

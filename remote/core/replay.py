@@ -1,0 +1,91 @@
+"""Replay: re-decide every step of a recorded run from its stored screens, offline, and diff the decisions.
+
+A decision is where a step's target was found (tier, box, success) and what the
+before/after comparison concluded. Replay uses no device and no model: steps the
+vision model located are reported as not replayable offline, not as changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from remote.core.hybrid_locator import HybridLocator
+from remote.core.recorder import load_record
+from remote.core.screen import Screen
+
+CENTER_TOLERANCE_PX = 4
+
+
+@dataclass
+class Decision:
+    step: int
+    kind: str          # "locate" | "verify"
+    recorded: str
+    replayed: str
+    changed: bool
+    note: str = ""
+
+
+def _image(run_dir: Path, name: str | None) -> Image.Image | None:
+    if not name or not (run_dir / name).is_file():
+        return None
+    with Image.open(run_dir / name) as img:
+        return img.convert("RGB")
+
+
+def _xml(run_dir: Path, name: str | None) -> str | None:
+    return (run_dir / name).read_text(encoding="utf-8") if name and (run_dir / name).is_file() else None
+
+
+def _center(bbox: Any) -> tuple[int, int] | None:
+    return ((bbox[0] + bbox[2]) // 2, (bbox[1] + bbox[3]) // 2) if bbox else None
+
+
+def _locate_decision(n: int, step: dict[str, Any], recorded: dict[str, Any], screen: Screen,
+                     locator: HybridLocator) -> Decision:
+    target = step["target_ref"]
+    rec_ok, rec_tier = recorded.get("success", False), recorded.get("method_used", "")
+    rec_box = (recorded.get("element") or {}).get("bbox")
+    if "vision" in rec_tier:
+        return Decision(n, "locate", f"{rec_tier} {rec_box}", "-", False, "located by the model: not replayable offline")
+    res = locator.locate(target, screen)
+    box = list(res.element.bbox) if res.element else None
+    same = res.success == rec_ok and (not res.success or (
+        res.method_used.split("+")[0] == rec_tier.split("+")[0]
+        and max(abs(a - b) for a, b in zip(_center(box), _center(rec_box), strict=True)) <= CENTER_TOLERANCE_PX))
+    fmt = lambda ok, tier, b: f"{'found' if ok else 'not found'} {tier} {b or ''}".strip()  # noqa: E731
+    return Decision(n, "locate", fmt(rec_ok, rec_tier, rec_box), fmt(res.success, res.method_used, box), not same)
+
+
+def replay_run(run_dir: str | Path, *, verifier: Any = None) -> list[Decision]:
+    """Every decision of the record, re-made; ``changed`` marks the ones that differ."""
+    from remote.ai.verifier import Verifier
+    from remote.apps import ModuleRegistry
+    from remote.core.offline import module_locator  # the same locator the CLI tools use
+
+    run_dir = Path(run_dir)
+    data = load_record(run_dir)
+    locator = module_locator(ModuleRegistry(), data.get("module"))
+    verifier = verifier or Verifier(None)
+    out: list[Decision] = []
+    for sr in data.get("steps") or []:
+        step, arts = sr.get("step") or {}, sr.get("artifacts") or {}
+        n = step.get("step", 0)
+        before = _image(run_dir, arts.get("before"))
+        recorded = sr.get("locate_result")
+        if step.get("target_ref") and recorded and before is not None:
+            screen = Screen(before, _xml(run_dir, arts.get("before_xml")))
+            out.append(_locate_decision(n, step, recorded, screen, locator))
+        after = _image(run_dir, arts.get("after"))
+        verdict = sr.get("verify_result") or {}
+        if before is not None and after is not None and verdict.get("method") in ("pixel", "tree"):
+            again = verifier.classify(before, after, hierarchy_before=_xml(run_dir, arts.get("before_xml")),
+                                      hierarchy_after=_xml(run_dir, arts.get("after_xml")),
+                                      expected=step.get("success_condition"))
+            rec = verdict.get("outcome", "")
+            out.append(Decision(n, "verify", rec, again.outcome.value, again.outcome.value != rec))
+    return out
