@@ -13,7 +13,9 @@ tested table-style on recorded dumps. Rules, in order:
    ``parentPanel``/``alertTitle``, a ``*Dialog*`` class, or a floating window
    smaller than the screen) with known buttons -> tap the most permissive
    closing choice (我知道了 > 以后再说 > 跳过 > 关闭 > 同意 > 允许 > 确定 > 取消);
-4. **keyboard**: an input method's window in the tree, or ``ime_shown`` -> BACK.
+4. **loading**: a spinner (a ``ProgressBar``) or 加载中/正在加载/Loading text on an
+   otherwise nearly empty screen -> wait, do not tap;
+5. **keyboard**: an input method's window in the tree, or ``ime_shown`` -> BACK.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ DIALOG_IDS = (":id/parentpanel", ":id/alerttitle", ":id/buttonpanel", "android:i
 IME_PACKAGES = ("com.sohu.inputmethod", "com.baidu.input", "com.google.android.inputmethod",
                 "com.iflytek.inputmethod", "com.tencent.qqpinyin", "com.android.inputmethod",
                 "com.touchtype.swiftkey", "com.samsung.android.honeyboard", "com.google.android.apps.inputmethod")
+LOADING_WORDS = ("加载中", "正在加载", "请稍候", "loading", "pleasewait")
 _COUNTDOWN_SKIP = re.compile(r"^(\d+s?跳过|跳过\d+s?|skip\d+s?|\d+s?skip)$")
 
 NO_CHANGE_BELOW = 0.003   # fraction of changed pixels under which "nothing happened"
@@ -185,6 +188,17 @@ def _dialog(tree: UITree, nodes: list[UINode], screen_size: tuple[int, int] | No
                    _tap(tree, button, f"tap {button.label.strip() or 'the button'} to dismiss it"))
 
 
+def _loading(nodes: list[UINode]) -> Blocker | None:
+    """A spinner screen: a ProgressBar or a loading word, and little else to act on."""
+    spinner = any("ProgressBar" in n.class_name for n in nodes)
+    words = any(normalize_text(n.text).rstrip(".…") in LOADING_WORDS for n in nodes if n.text)
+    actionable = [n for n in nodes if n.clickable and (n.text or n.content_desc)]
+    if (spinner or words) and len(actionable) <= 2:
+        return Blocker(BlockerType.LOADING, "the screen is still loading",
+                       DismissSuggestion("wait", description="wait for the screen to settle"))
+    return None
+
+
 def detect_blocker_in_tree(hierarchy: UITree | str | bytes | None, screen_size: tuple[int, int] | None = None,
                            *, ime_shown: bool | None = None) -> Blocker | None:
     """A blocker on the screen, from its UI dump alone, with where to tap; None when clear.
@@ -196,7 +210,8 @@ def detect_blocker_in_tree(hierarchy: UITree | str | bytes | None, screen_size: 
     if tree is None:
         return _keyboard() if ime_shown else None
     nodes = _visible(tree)
-    blocker = _permission(tree, nodes) or _ad(tree, nodes) or _dialog(tree, nodes, screen_size)
+    blocker = (_permission(tree, nodes) or _ad(tree, nodes) or _dialog(tree, nodes, screen_size)
+               or _loading(nodes))
     if blocker is not None:
         return blocker
     if ime_shown or any(n.package.startswith(IME_PACKAGES) for n in nodes):

@@ -36,7 +36,8 @@ from remote.records import (
 logger = logging.getLogger(__name__)
 FALLBACK_ATTEMPTS = 3
 BLOCKER_DISMISSALS = 3
-LOADING_WAITS = 5
+LOADING_WAITS = 10
+LOADING_POLL_S = 0.3
 NO_CHANGE_LIMIT = 3
 
 Confirm = Callable[..., Any]
@@ -223,15 +224,25 @@ class StepRunner:
             ok = self._timed(sr, "act", self._act_at, step, point)
             self._wait(step, level, sr)
             after = self._timed(sr, "capture", self.capture)
-            sr.screenshot_after = after
             verdict = self._timed(sr, "verify", self._verify, step, level, before, after, loc, ok)
-            sr.verify_result = verdict
+            for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
+                # Something came up over the result (a spinner, a popup): settle it, then judge again.
+                if verdict.blocker is None:
+                    break
+                if verdict.blocker.type is BlockerType.LOADING:
+                    time.sleep(LOADING_POLL_S)
+                elif not self.dismiss(verdict.blocker, after, sr):
+                    break
+                after = self._timed(sr, "capture", self.capture)
+                verdict = self._timed(sr, "verify", self._verify, step, level, before, after, loc, ok)
+            sr.screenshot_after, sr.verify_result = after, verdict
             if verdict.verified or verdict.outcome is StepOutcome.UNKNOWN and verdict.suggestion is SuggestionAction.CONTINUE:
                 sr.status = StepStatus.SUCCESS
                 return after
-            if verdict.blocker is not None and self.dismiss(verdict.blocker, after, sr):
-                screen = None
-                continue
+            if verdict.outcome is StepOutcome.NO_CHANGE and _already_selected(before, loc):
+                sr.status = StepStatus.SUCCESS
+                sr.notes.append("already selected: tapping it changes nothing")
+                return after
             if verdict.outcome is StepOutcome.NO_CHANGE:
                 no_change += 1
                 if no_change >= NO_CHANGE_LIMIT or attempt == step.retry:
@@ -304,7 +315,7 @@ class StepRunner:
             if blocker is None:
                 break
             if blocker.type is BlockerType.LOADING:
-                self.env.sleep(0.5)
+                time.sleep(LOADING_POLL_S)
             elif not self.dismiss(blocker, screen, sr):
                 break
             screen = self.capture()
@@ -448,9 +459,14 @@ class StepRunner:
         if not home:
             sr.status, sr.error_message = StepStatus.FAILED, "the module declares no home_ref"
             return None
+        loading_waits = 0
         for presses in range(11):
             screen = self.capture()
             blocker = self._blocker(screen)
+            if blocker is not None and blocker.type is BlockerType.LOADING and loading_waits < LOADING_WAITS:
+                loading_waits += 1
+                time.sleep(LOADING_POLL_S)  # real time: the phone needs it to pass, whatever the waits say
+                continue
             if blocker is not None and self.dismiss(blocker, screen, sr):
                 continue
             if self.env.locator.locate(home, screen).success:
@@ -468,6 +484,14 @@ class StepRunner:
             self.env.sleep(0.3)
         sr.status, sr.error_message = StepStatus.FAILED, f"{home} not seen after 10 BACK presses"
         return None
+
+
+def _already_selected(screen: LiveScreen, loc: LocateResult) -> bool:
+    """The tapped element (a tab) was already the selected one, per the UI tree taken before the tap."""
+    tree = screen.tree()
+    if tree is None or loc.element is None:
+        return False
+    return any(n.selected and n.bounds == tuple(loc.element.bbox) for n in tree.nodes)
 
 
 def _wanted_toggle(step: StepPlan) -> bool:
