@@ -72,7 +72,9 @@ def test_real_dumps_rarely_flag_blockers_and_never_crash():
         blocker = rules.detect_blocker_in_tree(path.read_text(encoding="utf-8", errors="replace"))
         if blocker is not None:
             flagged += 1
-            assert blocker.dismiss_suggestion is not None and blocker.dismiss_suggestion.bbox
+            hint = blocker.dismiss_suggestion
+            # a loading screen is waited out (nothing to tap); every other blocker says where to tap
+            assert hint is not None and (hint.bbox or hint.action == "wait")
     assert total > 100 and flagged < total * 0.2
 
 
@@ -210,3 +212,21 @@ def test_simulated_phone_permission_dialog_and_ad_are_found_offline():
         phone.tap(*rules.bbox_center(blocker.dismiss_suggestion.bbox))
     assert seen == [BlockerType.PERMISSION, BlockerType.AD]
     assert rules.detect_blocker_in_tree(phone.dump_xml(), phone.size) is None
+
+
+def test_loading_screens_are_a_wait_not_a_tap():
+    spinner = ('<?xml version="1.0"?><hierarchy rotation="0"><node index="0" text="" resource-id="" '
+               'class="android.widget.FrameLayout" package="a" content-desc="" checkable="false" checked="false" '
+               'clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" '
+               'long-clickable="false" password="false" selected="false" bounds="[0,0][1080,2400]">'
+               '<node index="0" text="" resource-id="android:id/progress" class="android.widget.ProgressBar" '
+               'package="a" content-desc="" checkable="false" checked="false" clickable="false" enabled="true" '
+               'focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" '
+               'selected="false" bounds="[480,1140][600,1260]" /><node index="1" text="加载中" resource-id="" '
+               'class="android.widget.TextView" package="a" content-desc="" checkable="false" checked="false" '
+               'clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" '
+               'long-clickable="false" password="false" selected="false" bounds="[400,1280][680,1340]" />'
+               '</node></hierarchy>')
+    blocker = rules.detect_blocker_in_tree(spinner, (1080, 2400))
+    assert blocker is not None and blocker.type.value == "loading"
+    assert blocker.dismiss_suggestion.action == "wait" and blocker.dismiss_suggestion.bbox is None

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
 
+from remote.core.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aiming
 from remote.core.execution_strategy import classify, wait_after_ms
 from remote.core.hybrid_locator import parse_target
-from remote.core.screen import Screen
-from remote.errors import DeviceCommandError, SecureScreen
+from remote.core.live_screen import LiveScreen
+from remote.core.tree_facts import already_selected, switch_state, wanted_toggle
+from remote.errors import SecureScreen
 from remote.records import (
     ActionName,
-    Blocker,
     BlockerType,
     ExecutionLevel,
     LocateResult,
@@ -34,34 +35,10 @@ from remote.records import (
 )
 
 logger = logging.getLogger(__name__)
-FALLBACK_ATTEMPTS = 3
-BLOCKER_DISMISSALS = 3
-LOADING_WAITS = 10
-LOADING_POLL_S = 0.3
 NO_CHANGE_LIMIT = 3
+TREE_KINDS = ("text", "id", "desc")
 
 Confirm = Callable[..., Any]
-
-
-class LiveScreen(Screen):
-    """A screen captured from the device. Its UI dump is fetched on first use and kept for the record."""
-
-    def __init__(self, image: Image.Image, adb: Any, *, secure: bool = False) -> None:
-        super().__init__(image, None, None)
-        self._device = adb
-        self.xml: str | None = None
-        self.secure = secure
-
-    def tree(self):  # noqa: ANN201 - same as Screen.tree
-        if self._tree is None and not self._tree_error and self.hierarchy is None and self._device is not None:
-            try:
-                self.xml = self._device.dump_hierarchy()
-                self.hierarchy = self.xml
-            except DeviceCommandError as exc:
-                logger.warning("UI dump failed: %s", exc)
-                self._tree_error = str(exc)
-                return None
-        return super().tree()
 
 
 @dataclass
@@ -78,9 +55,10 @@ class StepEnv:
     sleep: Callable[[float], None] = time.sleep
     dry_run: bool = False
     yes: bool = False
+    modules_by_package: dict[str, Any] = field(default_factory=dict)
 
 
-class StepRunner:
+class StepRunner(Aiming):
     def __init__(self, env: StepEnv) -> None:
         self.env = env
 
@@ -205,6 +183,9 @@ class StepRunner:
             sr.retry_count = attempt
             before = screen or self._timed(sr, "capture", self.capture)
             screen = None
+            if attempt or parse_target(step.target_ref or "")[0] in TREE_KINDS:
+                # The tree is at hand (or a tap was swallowed): clear popups before aiming.
+                before = self._clear_blockers(before, sr)
             loc, before = self._timed(sr, "locate", self.locate, step, before, sr)
             sr.locate_result, sr.screenshot_before = loc, before
             if not loc.success:
@@ -213,7 +194,7 @@ class StepRunner:
             point = loc.element.center
             sr.tap_point = point
             toggled = self._toggle_state(step, before, loc)
-            if toggled is not None and toggled == _wanted_toggle(step):
+            if toggled is not None and toggled == wanted_toggle(step):
                 sr.status = StepStatus.SUCCESS
                 sr.notes.append(f"already {'on' if toggled else 'off'}: nothing to tap")
                 return before
@@ -222,6 +203,7 @@ class StepRunner:
                 sr.notes.append("dry run: located, not touched")
                 return before
             ok = self._timed(sr, "act", self._act_at, step, point)
+            before.stale = True
             self._wait(step, level, sr)
             after = self._timed(sr, "capture", self.capture)
             verdict = self._timed(sr, "verify", self._verify, step, level, before, after, loc, ok)
@@ -239,7 +221,7 @@ class StepRunner:
             if verdict.verified or verdict.outcome is StepOutcome.UNKNOWN and verdict.suggestion is SuggestionAction.CONTINUE:
                 sr.status = StepStatus.SUCCESS
                 return after
-            if verdict.outcome is StepOutcome.NO_CHANGE and _already_selected(before, loc):
+            if verdict.outcome is StepOutcome.NO_CHANGE and already_selected(before, loc):
                 sr.status = StepStatus.SUCCESS
                 sr.notes.append("already selected: tapping it changes nothing")
                 return after
@@ -283,7 +265,7 @@ class StepRunner:
         if "toggle" in step.params:
             tree = after.tree()
             state = switch_state(tree.nodes if tree is not None else (), loc.element.bbox)
-            ok = state is not None and state == _wanted_toggle(step)
+            ok = state is not None and state == wanted_toggle(step)
             return VerifyResult(ok, 0.95 if ok else 0.5, matches_expected=ok, screen_changed=True, method="tree",
                                 outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
                                 change_description=f"switch is {'on' if state else 'off'}")
@@ -304,120 +286,7 @@ class StepRunner:
                                                              hierarchy=after.tree())
         return verdict
 
-    # ------------------------------------------------------------------ locating
-    def locate(self, step: StepPlan, screen: LiveScreen, sr: StepResult) -> tuple[LocateResult, LiveScreen]:
-        """Locate with blockers dismissed, loading waited out, and the step's fallback (up to 3 times)."""
-        loc = self._locate_once(step, screen, sr)
-        if loc.success:
-            return loc, screen
-        for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
-            blocker = self._blocker(screen)
-            if blocker is None:
-                break
-            if blocker.type is BlockerType.LOADING:
-                time.sleep(LOADING_POLL_S)
-            elif not self.dismiss(blocker, screen, sr):
-                break
-            screen = self.capture()
-            loc = self._locate_once(step, screen, sr)
-            if loc.success:
-                return loc, screen
-        if step.fallback:
-            for i in range(FALLBACK_ATTEMPTS):
-                if not self.run_fallback(step.fallback, sr):
-                    break
-                screen = self.capture()
-                loc = self._locate_once(step, screen, sr)
-                if loc.success:
-                    sr.notes.append(f"found after fallback {i + 1}")
-                    return loc, screen
-        return loc, screen
-
-    def _locate_once(self, step: StepPlan, screen: LiveScreen, sr: StepResult) -> LocateResult:
-        kind, _ = parse_target(step.target_ref or "")
-        if screen.secure and kind == "ref":
-            return LocateResult(False, error="secure screen: images cannot be matched on a black frame")
-        loc = self.env.locator.locate(step.target_ref, screen)
-        if loc.success and not loc.reliable:
-            loc = self._choose(step, screen, loc, sr)
-        if loc.success and kind == "ref" and "vision" in loc.method_used and self.env.vision is not None:
-            self._learn(step.target_ref or "", screen, loc, sr)
-        return loc
-
-    def _learn(self, target: str, screen: LiveScreen, loc: LocateResult, sr: StepResult) -> None:
-        """The model found a named reference: keep the crop so the next locate is free (self-healing)."""
-        if not loc.element.metadata.get("learnable", True):
-            return
-        name = self.env.locator.assets.resolve_alias(target) or target
-        path = self.env.vision.learn(name, screen.pil, loc.element.bbox)
-        if path is not None:
-            sr.notes.append(f"learned a new reference variant of {name}: {path.name} (review: remote modules learned)")
-
-    def _choose(self, step: StepPlan, screen: LiveScreen, loc: LocateResult, sr: StepResult) -> LocateResult:
-        """Competing candidates: the model chooses, else the person, else not found. Never a coin toss."""
-        options = [loc.element, *[c for c in loc.candidates if c is not loc.element]]
-        if self.env.vision is not None and not self.env.dry_run:
-            picked = self.env.vision.find_element(screen.pil, step.description or step.target_ref or "",
-                                                  candidates=options)
-            if picked.success:
-                sr.notes.append("the model chose among competing candidates")
-                picked.method_used = f"{loc.method_used}+vision"
-                return picked
-        if self.env.confirm is not None:
-            labels = [f"{c.bbox} ({c.description or c.element_type}, {c.confidence:.2f})" for c in options]
-            choice = self.env.confirm(f"Several places match {step.target_ref}; which one?", labels)
-            if isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(options):
-                sr.notes.append(f"the person chose candidate {choice + 1}")
-                return LocateResult(True, options[choice], loc.method_used + "+person", [], reliable=True)
-        return LocateResult(False, None, loc.method_used, options, reliable=False,
-                            error=f"{step.target_ref} matches {len(options)} places equally well; "
-                                  "not tapping a guess (configure a model or run interactively to choose)")
-
-    # ------------------------------------------------------------------ blockers, fallback, toggles
-    def _blocker(self, screen: LiveScreen) -> Blocker | None:
-        return self.env.verifier.detect_blocker(screen.pil, screen.tree(),
-                                                use_model=not self.env.dry_run and self.env.vision is not None)
-
-    def dismiss(self, blocker: Blocker, screen: LiveScreen, sr: StepResult) -> bool:
-        hint = blocker.dismiss_suggestion
-        if hint is None or self.env.dry_run or blocker.type is BlockerType.KEYBOARD and hint.action != "press_key":
-            return False
-        if hint.action == "press_key":
-            self.env.adb.input_keyevent(hint.keycode or "BACK")
-        elif hint.bbox:
-            x1, y1, x2, y2 = hint.bbox
-            self.env.adb.tap((x1 + x2) // 2, (y1 + y2) // 2)
-        elif hint.target_ref:
-            found = self.env.locator.locate(hint.target_ref, screen)
-            if not found.success:
-                return False
-            self.env.adb.tap(*found.element.center)
-        else:
-            return False
-        sr.notes.append(f"dismissed {blocker.type.value}: {hint.description or blocker.description}")
-        self.env.sleep(0.4)
-        return True
-
-    def run_fallback(self, fallback: dict[str, Any], sr: StepResult) -> bool:
-        if self.env.dry_run:
-            return False
-        try:
-            action = ActionName(fallback.get("action"))
-        except ValueError:
-            return False
-        step = StepPlan(step=0, action=action, target_ref=fallback.get("target_ref"),
-                        params=dict(fallback.get("params") or {}))
-        if action in (ActionName.TAP, ActionName.LONG_PRESS) and step.target_ref:
-            found = self.env.locator.locate(step.target_ref, self.capture())
-            if not found.success:
-                return False
-            self.env.adb.tap(*found.element.center)
-        else:
-            self.act_blind(step)
-        sr.notes.append(f"fallback: {action.value} {step.target_ref or ''} {step.params or ''}".strip())
-        self.env.sleep(0.5)
-        return True
-
+    # ------------------------------------------------------------------ toggles and people
     def _toggle_state(self, step: StepPlan, screen: LiveScreen, loc: LocateResult) -> bool | None:
         if "toggle" not in step.params or loc.element is None:
             return None
@@ -453,22 +322,16 @@ class StepRunner:
 
     def _back_to_home(self, step: StepPlan, sr: StepResult) -> LiveScreen | None:
         """BACK until the module's home reference is on screen (at most 10 presses)."""
-        module = self.env.module
+        # The home of the app in front (a model plan may open another app than the routed module's).
+        front = self.env.adb.current_app().get("package", "")
+        module = self.env.modules_by_package.get(front) or self.env.module
         home = step.target_ref or getattr(module, "home_ref", None)
         package = getattr(module, "package", "")
         if not home:
             sr.status, sr.error_message = StepStatus.FAILED, "the module declares no home_ref"
             return None
-        loading_waits = 0
         for presses in range(11):
-            screen = self.capture()
-            blocker = self._blocker(screen)
-            if blocker is not None and blocker.type is BlockerType.LOADING and loading_waits < LOADING_WAITS:
-                loading_waits += 1
-                time.sleep(LOADING_POLL_S)  # real time: the phone needs it to pass, whatever the waits say
-                continue
-            if blocker is not None and self.dismiss(blocker, screen, sr):
-                continue
+            screen = self._clear_blockers(self.capture(), sr)
             if self.env.locator.locate(home, screen).success:
                 sr.status = StepStatus.SUCCESS
                 sr.notes.append(f"home after {presses} BACK presses")
@@ -484,30 +347,3 @@ class StepRunner:
             self.env.sleep(0.3)
         sr.status, sr.error_message = StepStatus.FAILED, f"{home} not seen after 10 BACK presses"
         return None
-
-
-def _already_selected(screen: LiveScreen, loc: LocateResult) -> bool:
-    """The tapped element (a tab) was already the selected one, per the UI tree taken before the tap."""
-    tree = screen.tree()
-    if tree is None or loc.element is None:
-        return False
-    return any(n.selected and n.bounds == tuple(loc.element.bbox) for n in tree.nodes)
-
-
-def _wanted_toggle(step: StepPlan) -> bool:
-    return str(step.params.get("toggle", "on")).lower() in ("on", "true", "1", "开", "打开")
-
-
-def switch_state(nodes: Sequence[Any], bbox: tuple[int, int, int, int]) -> bool | None:
-    """The checked state of the switch on the same row as ``bbox`` (None when there is none)."""
-    y_mid = (bbox[1] + bbox[3]) / 2
-    best = None
-    for node in nodes:
-        if not node.checkable:
-            continue
-        x1, y1, x2, y2 = node.bounds
-        if y1 <= y_mid <= y2 or bbox[1] <= (y1 + y2) / 2 <= bbox[3]:
-            distance = abs((y1 + y2) / 2 - y_mid)
-            if best is None or distance < best[0]:
-                best = (distance, node.checked)
-    return None if best is None else best[1]

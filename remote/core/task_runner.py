@@ -22,8 +22,9 @@ from remote.apps import AppModule, ModuleRegistry
 from remote.config import LLMConfig
 from remote.core.assets import AssetsManager
 from remote.core.hybrid_locator import HybridLocator
+from remote.core.live_screen import LiveScreen
 from remote.core.recorder import RunRecorder
-from remote.core.step_runner import LiveScreen, StepEnv, StepRunner
+from remote.core.step_runner import StepEnv, StepRunner
 from remote.errors import ConfigError, DeviceError, LocateError, ModelError, RemoteError, TaskError
 from remote.records import (
     LocateStrategy,
@@ -129,7 +130,9 @@ class TaskRunner:
         return self.registry.route(task)
 
     def _build(self, module: AppModule) -> StepRunner:
-        assets = AssetsManager(self.assets_dir, module_dirs=[module.path])
+        # The routed module's images first; the others' too, since a model plan may cross apps.
+        others = [m.path for m in self.registry.modules.values() if m is not module]
+        assets = AssetsManager(self.assets_dir, module_dirs=[module.path, *others])
         vision, planner_model = None, None
         if self.llm_config is not None and self.strategy is not LocateStrategy.OPENCV_ONLY:
             from remote.ai.budget import BudgetedModel
@@ -150,7 +153,8 @@ class TaskRunner:
         self._planner_model = planner_model
         env = StepEnv(adb=self.adb, locator=locator, verifier=verifier, vision=vision, module=module,
                       confirm=self.confirm, take_over=self.take_over, sleep=self.sleep,
-                      dry_run=self.options.dry_run, yes=self.options.yes)
+                      dry_run=self.options.dry_run, yes=self.options.yes,
+                      modules_by_package={m.package: m for m in self.registry.modules.values() if m.package})
         return StepRunner(env)
 
     def _planner(self) -> Any:

@@ -1,0 +1,149 @@
+"""Aiming: locate a step's target with popups cleared, the step's fallback, ambiguity resolved.
+
+A mixin of StepRunner (it uses ``self.env``, ``self.capture`` and ``self.act_blind``):
+these are the moves that make a locate succeed or honestly fail, kept apart from
+the act-and-verify loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from remote.core.hybrid_locator import parse_target
+from remote.core.live_screen import LiveScreen
+from remote.records import ActionName, Blocker, BlockerType, LocateResult, StepPlan, StepResult
+
+logger = logging.getLogger(__name__)
+FALLBACK_ATTEMPTS = 3
+BLOCKER_DISMISSALS = 3
+LOADING_WAITS = 10
+LOADING_POLL_S = 0.3
+
+
+class Aiming:
+    env: Any
+
+    def capture(self) -> LiveScreen:  # provided by StepRunner
+        raise NotImplementedError
+
+    def act_blind(self, step: StepPlan) -> None:  # provided by StepRunner
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ locating
+    def locate(self, step: StepPlan, screen: LiveScreen, sr: StepResult) -> tuple[LocateResult, LiveScreen]:
+        """Locate with blockers dismissed, loading waited out, and the step's fallback (up to 3 times)."""
+        loc = self._locate_once(step, screen, sr)
+        if loc.success:
+            return loc, screen
+        cleared = self._clear_blockers(screen, sr)
+        if cleared is not screen:
+            screen = cleared
+            loc = self._locate_once(step, screen, sr)
+            if loc.success:
+                return loc, screen
+        if step.fallback:
+            for i in range(FALLBACK_ATTEMPTS):
+                if not self.run_fallback(step.fallback, sr):
+                    break
+                screen = self.capture()
+                loc = self._locate_once(step, screen, sr)
+                if loc.success:
+                    sr.notes.append(f"found after fallback {i + 1}")
+                    return loc, screen
+        return loc, screen
+
+    def _clear_blockers(self, screen: LiveScreen, sr: StepResult) -> LiveScreen:
+        """Dismiss popups / wait out spinners found offline in the tree (no model call)."""
+        for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
+            blocker = self.env.verifier.detect_blocker(screen.pil, screen.tree(), use_model=False)
+            if blocker is None:
+                break
+            if blocker.type is BlockerType.LOADING:
+                time.sleep(LOADING_POLL_S)
+            elif not self.dismiss(blocker, screen, sr):
+                break
+            screen = self.capture()
+        return screen
+
+    def _locate_once(self, step: StepPlan, screen: LiveScreen, sr: StepResult) -> LocateResult:
+        kind, _ = parse_target(step.target_ref or "")
+        if screen.secure and kind == "ref":
+            return LocateResult(False, error="secure screen: images cannot be matched on a black frame")
+        loc = self.env.locator.locate(step.target_ref, screen)
+        if loc.success and not loc.reliable:
+            loc = self._choose(step, screen, loc, sr)
+        if loc.success and kind == "ref" and "vision" in loc.method_used and self.env.vision is not None:
+            self._learn(step.target_ref or "", screen, loc, sr)
+        return loc
+
+    def _learn(self, target: str, screen: LiveScreen, loc: LocateResult, sr: StepResult) -> None:
+        """The model found a named reference: keep the crop so the next locate is free (self-healing)."""
+        if not loc.element.metadata.get("learnable", True):
+            return
+        name = self.env.locator.assets.resolve_alias(target) or target
+        path = self.env.vision.learn(name, screen.pil, loc.element.bbox)
+        if path is not None:
+            sr.notes.append(f"learned a new reference variant of {name}: {path.name} (review: remote modules learned)")
+
+    def _choose(self, step: StepPlan, screen: LiveScreen, loc: LocateResult, sr: StepResult) -> LocateResult:
+        """Competing candidates: the model chooses, else the person, else not found. Never a coin toss."""
+        options = [loc.element, *[c for c in loc.candidates if c is not loc.element]]
+        if self.env.vision is not None and not self.env.dry_run:
+            picked = self.env.vision.find_element(screen.pil, step.description or step.target_ref or "",
+                                                  candidates=options)
+            if picked.success:
+                sr.notes.append("the model chose among competing candidates")
+                picked.method_used = f"{loc.method_used}+vision"
+                return picked
+        if self.env.confirm is not None:
+            labels = [f"{c.bbox} ({c.description or c.element_type}, {c.confidence:.2f})" for c in options]
+            choice = self.env.confirm(f"Several places match {step.target_ref}; which one?", labels)
+            if isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(options):
+                sr.notes.append(f"the person chose candidate {choice + 1}")
+                return LocateResult(True, options[choice], loc.method_used + "+person", [], reliable=True)
+        return LocateResult(False, None, loc.method_used, options, reliable=False,
+                            error=f"{step.target_ref} matches {len(options)} places equally well; "
+                                  "not tapping a guess (configure a model or run interactively to choose)")
+
+    # ------------------------------------------------------------------ blockers, fallback, toggles
+    def dismiss(self, blocker: Blocker, screen: LiveScreen, sr: StepResult) -> bool:
+        hint = blocker.dismiss_suggestion
+        if hint is None or self.env.dry_run or blocker.type is BlockerType.KEYBOARD and hint.action != "press_key":
+            return False
+        if hint.action == "press_key":
+            self.env.adb.input_keyevent(hint.keycode or "BACK")
+        elif hint.bbox:
+            x1, y1, x2, y2 = hint.bbox
+            self.env.adb.tap((x1 + x2) // 2, (y1 + y2) // 2)
+        elif hint.target_ref:
+            found = self.env.locator.locate(hint.target_ref, screen)
+            if not found.success:
+                return False
+            self.env.adb.tap(*found.element.center)
+        else:
+            return False
+        sr.notes.append(f"dismissed {blocker.type.value}: {hint.description or blocker.description}")
+        self.env.sleep(0.4)
+        return True
+
+    def run_fallback(self, fallback: dict[str, Any], sr: StepResult) -> bool:
+        if self.env.dry_run:
+            return False
+        try:
+            action = ActionName(fallback.get("action"))
+        except ValueError:
+            return False
+        step = StepPlan(step=0, action=action, target_ref=fallback.get("target_ref"),
+                        params=dict(fallback.get("params") or {}))
+        if action in (ActionName.TAP, ActionName.LONG_PRESS) and step.target_ref:
+            found = self.env.locator.locate(step.target_ref, self.capture())
+            if not found.success:
+                return False
+            self.env.adb.tap(*found.element.center)
+        else:
+            self.act_blind(step)
+        sr.notes.append(f"fallback: {action.value} {step.target_ref or ''} {step.params or ''}".strip())
+        self.env.sleep(0.5)
+        return True
