@@ -1,0 +1,113 @@
+"""Every shipped task template, end to end on the simulated phone: success, steps, model calls, and the
+seconds per step that are ours (everything except configured waits).
+
+    python bench/e2e_bench.py                     # 1080x2400, uiautomator dump 300 ms (the sim default)
+    python bench/e2e_bench.py --all-resolutions --dump-ms 0
+
+"Overhead" = a step's wall time minus the sleeps it was configured to make (waits after
+actions, HOME-HOME settle, BACK settle) and minus the simulated ``uiautomator dump``
+delay, which a real phone charges (~1 s) whatever tool asks. Both are printed too.
+Targets (issue 6): 100 % success, 0 model calls, < 0.3 s overhead per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from remote.core.adb_controller import ADBController  # noqa: E402
+from remote.core.task_runner import RunOptions, TaskRunner  # noqa: E402
+from remote.records import TaskStatus  # noqa: E402
+from remote.sim import serve  # noqa: E402
+
+TASKS = [
+    "给张三发微信消息说你好", "打开和王五的聊天", "微信搜索李四", "返回微信首页", "打开微信",
+    "返回桌面", "打开相机", "打开地图", "调大音量", "调小音量", "返回",
+    "关闭WLAN", "打开蓝牙", "打开飞行模式", "打开声音设置", "打开网页 example.com", "在浏览器搜索天气",
+]
+
+
+class CountingSleep:
+    """time.sleep that remembers how long it slept (the configured waits)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+
+    def __call__(self, seconds: float) -> None:
+        if seconds > 0:
+            self.total += seconds
+            time.sleep(seconds)
+
+
+class StepClock:
+    def __init__(self, sleeper: CountingSleep, phone: object) -> None:
+        self.sleeper, self.phone = sleeper, phone
+        self.rows: list[tuple[float, float, int]] = []   # (wall s, slept s, dumps)
+
+    def on_step_start(self, step: object, total: int) -> None:
+        self._t0, self._s0 = time.perf_counter(), self.sleeper.total
+        self._d0 = self._dumps()
+
+    def on_step_end(self, sr: object) -> None:
+        self.rows.append((time.perf_counter() - self._t0, self.sleeper.total - self._s0, self._dumps() - self._d0))
+
+    def _dumps(self) -> int:
+        return sum("uiautomator dump" in c for c in self.phone.snapshot()["commands"])
+
+
+def run_one(task: str, resolution: str, dump_ms: int, runs_dir: str) -> dict:
+    with serve(resolution=resolution, uiautomator_delay_ms=dump_ms) as server:
+        sleeper = CountingSleep()
+        adb = ADBController(server.serial, port=server.port, sleep=sleeper).connect()
+        clock = StepClock(sleeper, server.phone)
+        runner = TaskRunner(adb, None, options=RunOptions(runs_dir=runs_dir), listener=clock, sleep=sleeper)
+        started = time.perf_counter()
+        result = runner.run(task)
+        wall = time.perf_counter() - started
+        adb.close()
+    overheads = [w - s - d * dump_ms / 1000 for w, s, d in clock.rows]
+    return {"task": task, "resolution": resolution, "ok": result.status is TaskStatus.SUCCESS,
+            "error": result.error_message, "steps": len(result.step_results), "calls": result.model_usage.calls,
+            "wall": wall, "waits": sum(s for _, s, _ in clock.rows), "dumps": sum(d for *_, d in clock.rows),
+            "overheads": overheads}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--all-resolutions", action="store_true")
+    ap.add_argument("--dump-ms", type=int, default=300, help="simulated uiautomator dump time (default 300)")
+    args = ap.parse_args()
+    resolutions = ["720x1600", "1080x2400", "1440x3200"] if args.all_resolutions else ["1080x2400"]
+    rows = []
+    with tempfile.TemporaryDirectory() as runs_dir:
+        for res in resolutions:
+            for task in TASKS:
+                rows.append(run_one(task, res, args.dump_ms, runs_dir))
+    print(f"{'task':22} {'res':10} {'ok':3} {'steps':>5} {'calls':>5} {'wall s':>7} {'waits s':>7} {'dumps':>5} "
+          f"{'ours s/step (median)':>21}")
+    for r in rows:
+        med = statistics.median(r["overheads"]) if r["overheads"] else 0.0
+        print(f"{r['task'][:22]:22} {r['resolution']:10} {'yes' if r['ok'] else 'NO':3} {r['steps']:>5} "
+              f"{r['calls']:>5} {r['wall']:7.2f} {r['waits']:7.2f} {r['dumps']:>5} {med:21.3f}"
+              + (f"  {r['error']}" if not r["ok"] else ""))
+    per_step = [o for r in rows for o in r["overheads"]]
+    ok = sum(r["ok"] for r in rows)
+    calls = sum(r["calls"] for r in rows)
+    steps = sum(r["steps"] for r in rows)
+    med, p95 = statistics.median(per_step), sorted(per_step)[int(0.95 * (len(per_step) - 1))]
+    print(f"\nsuccess {ok}/{len(rows)} ({ok / len(rows):.0%}); {steps} steps; model calls {calls}")
+    print(f"our time per step (excluding configured waits and the {args.dump_ms} ms simulated dumps): "
+          f"median {med:.3f} s, p95 {p95:.3f} s; target < 0.3 s: {'met' if med < 0.3 else 'NOT met'}")
+    print(f"configured waits: {sum(r['waits'] for r in rows):.1f} s; UI dumps: {sum(r['dumps'] for r in rows)} "
+          f"({sum(r['dumps'] for r in rows) / max(steps, 1):.2f} per step)")
+    return 0 if ok == len(rows) and calls == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
