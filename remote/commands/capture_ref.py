@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from remote.apps import APPS_DIR
 from remote.commands._device import open_device
 from remote.core.coords import validate_bbox
@@ -41,6 +43,8 @@ def run(args: Any) -> int:
         path = images / f"{args.name}_v{n}.png"
         n += 1
     crop.save(path)
+    if float(np.asarray(crop.convert("L"), dtype=np.float32).std()) < 8:
+        print("warning: this crop is nearly flat; it will match many places. Crop the icon's distinctive part.")
     print(f"saved {crop.width}x{crop.height} reference {path.name} to {images} (from a {image.width}x{image.height} screen)")
     print("add Chinese names for it in images/aliases.yaml, then run: python -m remote modules check")
     return 0
