@@ -1,6 +1,6 @@
 """report.html: a self-contained page a person can read, rebuilt from a run record folder alone.
 
-Screens are embedded as small JPEG thumbnails with the located box (green),
+Screens are embedded as small JPEG thumbnails with the located box (magenta),
 the tap point (red cross) and competing candidates (orange) drawn on them.
 """
 
@@ -28,7 +28,7 @@ def annotate(image: Image.Image, bbox: Any = None, point: Any = None, candidates
         if box:
             draw.rectangle(list(box), outline=(255, 150, 0), width=width)
     if bbox:
-        draw.rectangle(list(bbox), outline=(0, 200, 0), width=width * 2)
+        draw.rectangle(list(bbox), outline=(230, 0, 230), width=width * 2)
     if point:
         x, y = point
         r = max(8, img.width // 60)

@@ -1,0 +1,88 @@
+"""The command line as a user meets it: help, version, devices, screenshot, modules, report, and `run`
+in a real subprocess on the built-in simulated phone (--json summary, exit status)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+import remote
+from remote.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_help_and_version(capsys):
+    assert main([]) == 0
+    assert "run" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0 and remote.__version__ in capsys.readouterr().out
+
+
+def test_public_names_are_pinned():
+    from remote.core import adb_controller, hybrid_locator, task_runner
+
+    assert remote.__all__ == ["__version__"]
+    assert {"ADBController", "keycode"} <= set(dir(adb_controller))
+    assert {"HybridLocator", "LocateStrategy"} <= set(hybrid_locator.__all__)
+    assert {"TaskRunner", "RunOptions"} <= set(dir(task_runner))
+
+
+def test_devices_lists_the_simulated_phone(sim_server, capsys):
+    assert main(["devices", "--adb-port", str(sim_server.port)]) == 0
+    out = capsys.readouterr().out
+    assert "remote-sim" in out and "1080x2400" in out and "yes" in out
+
+
+def test_devices_without_a_server_is_an_environment_error(capsys):
+    assert main(["devices", "--adb-port", "1"]) == 2
+    assert "no adb server answers" in capsys.readouterr().err
+
+
+def test_screenshot_command(sim_server, tmp_path, capsys):
+    out = tmp_path / "s.png"
+    assert main(["screenshot", "-o", str(out), "--adb-port", str(sim_server.port), "--device", sim_server.serial]) == 0
+    assert Image.open(out).size == (1080, 2400)
+
+
+def test_modules_list_and_check(capsys):
+    assert main(["modules"]) == 0
+    out = capsys.readouterr().out
+    assert "send_message" in out and "给{contact}发微信消息说{message}" in out
+    assert main(["modules", "check", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"ok": True, "problems": []}
+
+
+def test_unknown_device_is_exit_2_with_a_hint(sim_server, capsys):
+    assert main(["screenshot", "-o", "x.png", "--adb-port", str(sim_server.port), "--device", "nope"]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_run_on_the_built_in_simulated_phone_in_a_subprocess(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "CUSTOM_LLM", "OPENAI", "DASHSCOPE"))}
+    proc = subprocess.run([sys.executable, "-m", "remote", "run", "--device", "sim", "--json", "--runs-dir",
+                           str(tmp_path / "runs"), "给张三发微信消息说你好"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["status"] == "success" and summary["model_calls"] == 0 and summary["steps"] == 7
+    data = json.loads((Path(summary["record"]) / "run.json").read_text(encoding="utf-8"))
+    assert data["device_state"]["chats"] == {"张三": ["你好"]}
+    # the report can be rewritten from the record alone
+    assert main(["report", summary["record"]]) == 0
+
+
+def test_run_that_cannot_be_planned_exits_2(tmp_path, capsys, monkeypatch):
+    for var in ("LLM_PROVIDER", "CUSTOM_LLM_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--device", "sim", "--runs-dir", str(tmp_path / "r"), "帮我订机票"]) == 2
+    assert "LLM_PROVIDER" in capsys.readouterr().out
