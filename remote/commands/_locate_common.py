@@ -6,15 +6,17 @@ import json
 import sys
 from pathlib import Path
 
-from PIL import Image, ImageDraw
+from PIL import Image
 
+from remote.core.report import annotate
+from remote.errors import ConfigError
 from remote.records import LocateResult
 
 EXIT_FOUND, EXIT_NOT_FOUND, EXIT_BAD_INPUT = 0, 1, 2
 
 
-class BadInput(Exception):
-    pass
+class BadInput(ConfigError):
+    """A file named on the command line is missing or unreadable (exit status 2)."""
 
 
 def load_image(path: str, what: str) -> Image.Image:
@@ -55,20 +57,10 @@ def report(result: LocateResult, *, as_json: bool, annotate: str | None, screens
 
 
 def draw_result(screenshot: Image.Image, result: LocateResult) -> Image.Image:
-    img = screenshot.convert("RGB").copy()
-    d = ImageDraw.Draw(img)
-    w = max(2, img.width // 300)
-    for c in result.candidates[1:]:
-        d.rectangle(c.bbox, outline=(255, 160, 0), width=w)
+    """The box, competing candidates and tap point, drawn as in run reports."""
     el = result.element
-    if el is not None:
-        d.rectangle(el.bbox, outline=(0, 200, 0) if result.success else (220, 0, 0), width=w)
-        x, y = el.center
-        r = 4 * w
-        d.ellipse((x - r, y - r, x + r, y + r), outline=(255, 0, 0), width=w)
-        d.line((x - 2 * r, y, x + 2 * r, y), fill=(255, 0, 0), width=w)
-        d.line((x, y - 2 * r, x, y + 2 * r), fill=(255, 0, 0), width=w)
-    return img
+    return annotate(screenshot, el.bbox if el else None, el.center if el else None,
+                    [c.bbox for c in result.candidates[1:]])
 
 
 def bad_input(message: str) -> int:

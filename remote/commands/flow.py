@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from remote.apps import ModuleRegistry
-from remote.commands._offline import open_image, read_text
+from remote.commands._locate_common import load_image, load_text
 from remote.config import LLMConfig
 from remote.core.offline import module_locator
 from remote.core.report import annotate
@@ -15,8 +15,8 @@ from remote.errors import ConfigError
 
 
 def run(args: Any) -> int:
-    image = open_image(args.screenshot)
-    xml = read_text(args.xml)
+    image = load_image(args.screenshot, "screenshot")
+    xml = load_text(args.xml, "UI dump") if args.xml else None
     registry = ModuleRegistry()
     module, score = (registry.get(args.module), 1.0) if args.module else registry.route(args.task)
     plan = registry.handler(module).plan(args.task)

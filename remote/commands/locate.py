@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from remote.apps import ModuleRegistry
 from remote.commands._locate_common import BadInput, bad_input, load_image, load_text, report
-from remote.core.assets import AssetsManager
-from remote.core.hybrid_locator import HybridLocator, LocateStrategy
-
-APPS_DIR = Path(__file__).resolve().parent.parent / "apps"
-
-
-def _assets(module: str | None) -> AssetsManager:
-    dirs = []
-    if module:
-        d = APPS_DIR / module
-        if not d.is_dir():
-            raise BadInput(f"module {module!r} not found in {APPS_DIR}")
-        dirs.append(d)
-    return AssetsManager(module_dirs=dirs)
+from remote.core.offline import module_locator
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,10 +14,13 @@ def run(args: argparse.Namespace) -> int:
         screenshot = load_image(args.screenshot, "screenshot")
         xml = load_text(args.xml, "UI dump") if args.xml else None
         ref = load_image(args.ref, "reference image") if args.ref else None
-        assets = _assets(args.module)
+        registry = ModuleRegistry()
+        if args.module and args.module not in registry.modules:
+            raise BadInput(f"module {args.module!r} not found (modules: {', '.join(sorted(registry.modules))})")
     except BadInput as exc:
         return bad_input(str(exc))
-    locator = HybridLocator(assets=assets, strategy=LocateStrategy(args.strategy))
+    # the same device-less locator `flow` and `replay` use: module images and fixed points
+    locator = module_locator(registry, args.module, args.strategy)
     if ref is not None:
         result = locator.locate_image(ref, screenshot)
     else:
