@@ -28,7 +28,9 @@ class Progress:
 
     def on_step_start(self, step: Any, total: int) -> None:
         self.total = max(self.total, total)
-        target = f" {step.target_ref}" if step.target_ref else ""
+        what = step.target_ref or next((str(step.params[k]) for k in ("package", "url", "key", "direction", "number")
+                                        if k in step.params), "")
+        target = f" {what}" if what else ""
         text = f" {step.params['text']!r}" if "text" in step.params else ""
         print(f"  [{step.step}/{self.total}] {step.action.value}{target}{text} ...", end="", file=self.out, flush=True)
 
