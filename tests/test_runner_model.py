@@ -157,3 +157,19 @@ def test_the_api_key_never_reaches_the_record_or_logs(make_runner, model_server,
                      if p.suffix in (".json", ".html"))
     assert SECRET_KEY not in text and SECRET_KEY not in caplog.text
     assert "sk-…456" in text  # the record shows which key, masked
+
+
+def test_a_dynamic_target_is_located_by_the_vision_model(make_runner, sim_phone, model_server, model):
+    model_server.script("plan", plan({"action": "launch_app", "params": {"package": "com.tencent.mm"}},
+                                     {"action": "tap", "target_ref": "dynamic:右上角的放大镜图标"}))
+    # the search icon is at [804, 78, 936, 210] on 1080x2400: on the 0-1000 scale of the image sent
+    model_server.script("locate", {"found": True, "xmin": 745, "ymin": 33, "xmax": 866, "ymax": 87,
+                                   "confidence": 0.9})
+    result = make_runner(model).run("点右上角那个放大镜")
+    assert result.status is TaskStatus.SUCCESS, result.error_message
+    step = result.step_results[1]
+    assert step.locate_result.method_used == "vision" and step.level == 3
+    x, y = step.tap_point
+    assert 804 <= x < 936 and 78 <= y < 210
+    assert sim_phone.snapshot()["foreground"]["screen"] == "search"
+    assert result.model_usage.by_purpose["locate"]["calls"] == 1
