@@ -33,14 +33,20 @@ class Aiming:
 
     # ------------------------------------------------------------------ locating
     def locate(self, step: StepPlan, screen: LiveScreen, sr: StepResult) -> tuple[LocateResult, LiveScreen]:
-        """Locate with blockers dismissed, loading waited out, and the step's fallback (up to 3 times)."""
-        loc = self._locate_once(step, screen, sr)
+        """Locate with blockers dismissed, loading waited out, and the step's fallback (up to 3 times).
+
+        A step with a fallback says "it may be on another page": while the UI tree is
+        healthy and shows no web content, pages are first searched by the tree alone,
+        and the slow tiers (OCR, the model) run only on the last page.
+        """
+        quick = bool(step.fallback) and self._tree_is_authoritative(step, screen)
+        loc = self._locate_once(step, screen, sr, quick=quick)
         if loc.success:
             return loc, screen
         cleared = self._clear_blockers(screen, sr)
         if cleared is not screen:
             screen = cleared
-            loc = self._locate_once(step, screen, sr)
+            loc = self._locate_once(step, screen, sr, quick=quick)
             if loc.success:
                 return loc, screen
         if step.fallback:
@@ -48,11 +54,20 @@ class Aiming:
                 if not self.run_fallback(step.fallback, sr):
                     break
                 screen = self.capture()
-                loc = self._locate_once(step, screen, sr)
+                loc = self._locate_once(step, screen, sr, quick=quick)
                 if loc.success:
                     sr.notes.append(f"found after fallback {i + 1}")
                     return loc, screen
+        if quick:
+            loc = self._locate_once(step, screen, sr)
         return loc, screen
+
+    @staticmethod
+    def _tree_is_authoritative(step: StepPlan, screen: LiveScreen) -> bool:
+        if parse_target(step.target_ref or "")[0] not in ("text", "desc"):
+            return False
+        tree = screen.tree()
+        return tree is not None and len(tree.nodes) > 3 and not any("WebView" in n.class_name for n in tree.nodes)
 
     def _clear_blockers(self, screen: LiveScreen, sr: StepResult) -> LiveScreen:
         """Dismiss popups / wait out spinners found offline in the tree (no model call)."""
@@ -67,11 +82,14 @@ class Aiming:
             screen = self.capture()
         return screen
 
-    def _locate_once(self, step: StepPlan, screen: LiveScreen, sr: StepResult) -> LocateResult:
+    def _locate_once(self, step: StepPlan, screen: LiveScreen, sr: StepResult, *, quick: bool = False) -> LocateResult:
         kind, _ = parse_target(step.target_ref or "")
         if screen.secure and kind == "ref":
             return LocateResult(False, error="secure screen: images cannot be matched on a black frame")
-        loc = self.env.locator.locate(step.target_ref, screen)
+        if quick:
+            loc = self.env.locator.locate_with_fallback(step.target_ref, ["tree"], screen)
+        else:
+            loc = self.env.locator.locate(step.target_ref, screen)
         if loc.success and not loc.reliable:
             loc = self._choose(step, screen, loc, sr)
         if loc.success and kind == "ref" and "vision" in loc.method_used and self.env.vision is not None:
