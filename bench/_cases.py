@@ -7,6 +7,7 @@ build exactly the same cases from the same seed.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import random
 import xml.etree.ElementTree as ET
@@ -16,8 +17,12 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageEnhance
 
-CONDITIONS = ("same", "x0.75", "x1.33", "x0.5", "jpeg70+bright", "negative")
-SCALES = {"same": 1.0, "x0.75": 0.75, "x1.33": 1.33, "x0.5": 0.5, "jpeg70+bright": 1.0, "negative": 1.0}
+CONDITIONS = ("same", "x0.75", "x1.33", "x0.5", "jpeg70+bright", "negative", "neg-same-app")
+POSITIVE = CONDITIONS[:5]
+NEGATIVE = ("negative", "neg-same-app")
+SCALES = {"same": 1.0, "x0.75": 0.75, "x1.33": 1.33, "x0.5": 0.5, "jpeg70+bright": 1.0, "negative": 1.0,
+          "neg-same-app": 1.0}
+ABSENT_RMS = 12.0   # a window closer than this (RMS, 0-255 levels) to the template means "it is there"
 MIN_SIDE, MAX_SIDE = 32, 400
 
 
@@ -51,10 +56,35 @@ def load_pairs(data: Path) -> list[Pair]:
     return pairs
 
 
-def clickable_boxes(xml_text: str, size: tuple[int, int]) -> list[tuple[int, int, int, int]]:
+def _root(xml_text: str) -> ET.Element:
     start = xml_text.find("<hierarchy")
     end = xml_text.rfind("</hierarchy>")
-    root = ET.fromstring(xml_text[start:end + 12])
+    return ET.fromstring(xml_text[start:end + 12])
+
+
+def node_labels(xml_text: str) -> dict[tuple[int, int, int, int], tuple[str, str]]:
+    """bounds -> (resource-id, the texts and content-descs of the node and its descendants)."""
+    out = {}
+    for n in _root(xml_text).iter("node"):
+        b = n.get("bounds", "").replace("][", ",").strip("[]").split(",")
+        try:
+            box = tuple(int(v) for v in b)
+        except ValueError:
+            continue
+        words = " ".join(v for d in n.iter("node") for v in (d.get("text", ""), d.get("content-desc", "")) if v)
+        out[box] = (n.get("resource-id", ""), words)
+    return out
+
+
+def _same_element(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    """Same resource-id and nearly the same words ("Chat and Gr.." is "Chat and Gro..")."""
+    if a[0] != b[0] or not (a[1] or b[1]):
+        return False
+    return difflib.SequenceMatcher(None, a[1], b[1]).ratio() >= 0.8
+
+
+def clickable_boxes(xml_text: str, size: tuple[int, int]) -> list[tuple[int, int, int, int]]:
+    root = _root(xml_text)
     out = []
     W, H = size
     for n in root.iter("node"):
@@ -83,10 +113,38 @@ def condition_screen(img: Image.Image, condition: str) -> Image.Image:
     return img
 
 
+def absent(template: np.ndarray, screen: np.ndarray) -> bool:
+    """No window of ``screen`` (RGB) is a pixel copy of ``template`` at the same scale (exhaustive search)."""
+    import cv2
+    th, tw = template.shape[:2]
+    if th > screen.shape[0] or tw > screen.shape[1]:
+        return True
+    res = cv2.matchTemplate(screen.astype(np.float32), template.astype(np.float32), cv2.TM_SQDIFF)
+    return float(np.sqrt(max(0.0, float(res.min())) / (th * tw * 3))) > ABSENT_RMS
+
+
+def _same_app_negative(pairs, pi, box, crop, rng) -> int | None:
+    """Another screenshot of the same app and folder where the template is absent: no element with
+    its resource-id and (nearly) its words in that UI dump, and no pixel copy anywhere (:func:`absent`)."""
+    p = pairs[pi]
+    label = node_labels(p.xml_path.read_text(encoding="utf-8", errors="replace")).get(box, ("", ""))
+    js = [j for j in range(len(pairs)) if j != pi and pairs[j].folder == p.folder and pairs[j].package == p.package]
+    rng.shuffle(js)
+    for j in js[:6]:
+        other = node_labels(pairs[j].xml_path.read_text(encoding="utf-8", errors="replace")).values()
+        if any(_same_element(label, o) for o in other):
+            continue
+        if absent(crop, np.asarray(Image.open(pairs[j].image_path).convert("RGB"))):
+            return j
+    return None
+
+
 def build_cases(pairs: list[Pair], per_screen: int, seed: int = 7, limit: int | None = None,
                 low_info=None) -> tuple[list[Case], dict[str, int]]:
-    """Positives (every condition) and one negative per positive template, from another app's screen."""
+    """Positives (every condition) and two negatives per positive template: a screenshot of another
+    app (``negative``) and another screenshot of the same app where it is absent (``neg-same-app``)."""
     rng = random.Random(seed)
+    rng_neg = random.Random(seed + 1)   # apart, so adding negatives leaves the positives unchanged
     order = list(range(len(pairs)))
     rng.shuffle(order)
     if limit:
@@ -108,10 +166,15 @@ def build_cases(pairs: list[Pair], per_screen: int, seed: int = 7, limit: int | 
                 skipped["low_info"] += 1
                 continue
             taken += 1
-            for cond in CONDITIONS[:-1]:
+            for cond in POSITIVE:
                 s = SCALES[cond]
                 exp = tuple(round(v * s) for v in box)
                 cases.append(Case(pi, cond, box, pi, exp))
             others = [j for j in range(len(pairs)) if pairs[j].folder != p.folder and pairs[j].package != p.package]
             cases.append(Case(rng.choice(others), "negative", box, pi, None))
+            j = _same_app_negative(pairs, pi, box, crop, rng_neg)
+            if j is None:
+                skipped["no_same_app_negative"] = skipped.get("no_same_app_negative", 0) + 1
+            else:
+                cases.append(Case(j, "neg-same-app", box, pi, None))
     return cases, skipped

@@ -4,14 +4,25 @@
 
 For clickable elements of 32-400 px it crops a template and locates it (a) in the
 same screenshot, (b) in the screenshot rescaled x0.75, x1.33, x0.5 (template not
-rescaled), (c) after JPEG q70 and a 12 % brightness shift, and (d) as a negative in
-a screenshot of another app. It also locates visible texts with ``text:`` through
-the UI tree and through OCR alone. Per tier and condition it prints hit rate,
-wrong-match rate, ambiguous (candidates returned, reliable=False), median and p95
-ms, and the same for Airtest's ``Template.match_in`` (run in its own interpreter,
+rescaled), (c) after JPEG q70 and a 12 % brightness shift, and (d) as negatives: in a
+screenshot of another app (``negative``) and in another screenshot of the same app
+where it is absent by the UI dump and by pixels (``neg-same-app``, the hard set).
+It also locates visible texts with ``text:`` through the UI tree and through OCR
+alone. Per tier and condition it prints the rates below, median and p95 ms, and the
+same for Airtest's ``Template.match_in`` (run in its own interpreter,
 ``--airtest-python``, default /work/airtest-venv/bin/python) on the same cases.
-Low-information templates (flat patches, thin lines) are counted and left out of
-the positives: the locator refuses them by design.
+
+How a result is counted (positives):
+  hit    found, reliable, tap point inside the true box
+  dup    found with reliable=False, the true box among the candidates and every
+         candidate a copy of the true element (identical pixels: verify score >= 0.9
+         against the true window; for text: the same label) -- a correct answer
+  amb    found with reliable=False otherwise (not tapped blindly; counted as a miss)
+  wrong  found, reliable, somewhere else (the failure that matters)
+"found" = hit + dup is what the targets refer to. On negatives "found" = wrong (reliable)
++ amb (unreliable, would be confirmed by a person or the model before a tap). Low-information templates (flat patches, thin lines) are counted and left
+out of the positives: the locator refuses them by design. ``--calibration`` fits
+the per-tier confidence tables (``remote/core/confidence.py``) from the raw scores.
 """
 
 from __future__ import annotations
@@ -31,11 +42,12 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _cases import CONDITIONS, build_cases, condition_screen, load_pairs  # noqa: E402
+from _cases import CONDITIONS, NEGATIVE, build_cases, condition_screen, load_pairs  # noqa: E402
 
 from remote.core import matching, ocr  # noqa: E402
 from remote.core.hybrid_locator import VISUAL, HybridLocator  # noqa: E402
-from remote.core.ui_tree import parse_hierarchy  # noqa: E402
+from remote.core.screen import Screen  # noqa: E402
+from remote.core.ui_tree import normalize_text, parse_hierarchy  # noqa: E402
 
 
 def inside(pt, box) -> bool:
@@ -47,27 +59,44 @@ def pct(values, q):
 
 
 class Tally:
-    def __init__(self):
-        self.rows = defaultdict(lambda: {"n": 0, "hit": 0, "wrong": 0, "amb": 0, "ms": []})
+    KINDS = ("hit", "dup", "amb", "wrong")
 
-    def add(self, key, *, found, reliable, correct, ms):
+    def __init__(self):
+        self.rows = defaultdict(lambda: {"n": 0, "hit": 0, "dup": 0, "amb": 0, "wrong": 0, "ms": []})
+
+    def add(self, key, kind, ms):
+        """``kind``: hit | dup | amb | wrong | miss (see the module docstring)."""
         r = self.rows[key]
         r["n"] += 1
         r["ms"].append(ms)
-        if found and not reliable:
-            r["amb"] += 1
-        elif found and correct:
-            r["hit"] += 1
-        elif found:
-            r["wrong"] += 1
+        if kind in self.KINDS:
+            r[kind] += 1
 
     def print(self, title):
         print(f"\n{title}")
-        print(f"{'tier':<12}{'condition':<15}{'n':>5}{'hit%':>8}{'wrong%':>8}{'ambig%':>8}{'med ms':>9}{'p95 ms':>9}")
+        print(f"{'tier':<12}{'condition':<15}{'n':>5}{'found%':>8}{'hit%':>7}{'dup%':>6}{'amb%':>6}{'wrong%':>8}"
+              f"{'med ms':>9}{'p95 ms':>9}")
         for (tier, cond), r in sorted(self.rows.items()):
             n = r["n"] or 1
-            print(f"{tier:<12}{cond:<15}{r['n']:>5}{100 * r['hit'] / n:>8.1f}{100 * r['wrong'] / n:>8.1f}"
-                  f"{100 * r['amb'] / n:>8.1f}{statistics.median(r['ms']):>9.1f}{pct(r['ms'], 95):>9.1f}")
+            found = r["wrong"] + r["amb"] if cond in NEGATIVE else r["hit"] + r["dup"]
+            print(f"{tier:<12}{cond:<15}{r['n']:>5}{100 * found / n:>8.1f}{100 * r['hit'] / n:>7.1f}"
+                  f"{100 * r['dup'] / n:>6.1f}{100 * r['amb'] / n:>6.1f}{100 * r['wrong'] / n:>8.1f}"
+                  f"{statistics.median(r['ms']):>9.1f}{pct(r['ms'], 95):>9.1f}")
+
+
+def judge(res, right, same_thing) -> str:
+    """hit | dup | amb | wrong | miss for one result. ``right(point)``: the point is on the target
+    (None: a negative); ``same_thing(bbox)``: that box holds a copy of the target."""
+    if not res.success:
+        return "miss"
+    if right is None:   # a negative: reliable -> a wrong tap; unreliable -> still claimed ("amb")
+        return "wrong" if res.reliable else "amb"
+    if res.reliable:
+        return "hit" if right(res.element.center) else "wrong"
+    boxes = [e.bbox for e in res.candidates] or [res.element.bbox]
+    if any(right(((b[0] + b[2]) // 2, (b[1] + b[3]) // 2)) for b in boxes) and all(same_thing(b) for b in boxes):
+        return "dup"
+    return "amb"
 
 
 def run_visual(cases, pairs, tiers_to_run):
@@ -79,21 +108,26 @@ def run_visual(cases, pairs, tiers_to_run):
         if key != (c.pair, c.condition):
             img = Image.open(pairs[c.pair].image_path).convert("RGB")
             screen = condition_screen(img, c.condition)
+            scr_bgr = np.ascontiguousarray(np.asarray(screen)[:, :, ::-1])
             key = (c.pair, c.condition)
         tpl = Image.open(pairs[c.tpl_pair].image_path).convert("RGB").crop(c.tpl_box)
+        true_win = None if c.expected is None else scr_bgr[c.expected[1]:c.expected[3], c.expected[0]:c.expected[2]]
+
+        def same_thing(b, win=true_win, scr=scr_bgr):
+            return win is not None and win.size > 0 and matching.verify(scr, win, b)["score"] >= 0.9
         for name, tiers in tiers_to_run:
             if name == "template" and c.condition.startswith("x"):
                 continue
             t = time.perf_counter()
             res = loc.locate_image(tpl, screen, tiers=tiers)
             ms = (time.perf_counter() - t) * 1000
-            correct = bool(res.success and c.expected and inside(res.element.center, c.expected))
-            tally.add((name, c.condition), found=res.success, reliable=res.reliable, correct=correct, ms=ms)
-            if res.success:
-                calib.append((res.method_used, res.element.metadata.get("raw_score"), correct))
+            right = None if c.expected is None else (lambda pt, e=c.expected: inside(pt, e))
+            tally.add((name, c.condition), judge(res, right, same_thing), ms)
+            best = res.element or (res.candidates[0] if res.candidates else None)
+            if name != "chain" and best is not None:
+                ok = bool(c.expected and inside(best.center, c.expected))
+                calib.append((name, best.metadata.get("raw_score", 0.0), ok))
     return tally, calib
-
-
 def run_airtest(cases, data, python):
     if not Path(python).is_file():
         print(f"\n[airtest] skipped: no interpreter at {python} (python -m venv /work/airtest-venv && "
@@ -109,34 +143,50 @@ def run_airtest(cases, data, python):
         r = json.loads(line)
         c = cases[r["i"]]
         pos = r["pos"]
-        correct = bool(pos and c.expected and inside(pos, c.expected))
-        tally.add(("airtest", c.condition), found=pos is not None, reliable=True, correct=correct, ms=r["ms"])
+        kind = "miss" if pos is None else ("hit" if c.expected and inside(pos, c.expected) else "wrong")
+        tally.add(("airtest", c.condition), kind, r["ms"])
     if proc.returncode:
         print(f"[airtest] worker failed: {proc.stderr[-400:]}")
     return tally
 
 
 def run_text(pairs, order, per_screen):
+    """``text:`` through the tree and through OCR alone. OCR reads a screenshot once (``ocr-read``:
+    per screenshot) and then each lookup matches against those lines (``ocr``: per lookup)."""
     tally = Tally()
+    calib = []
     loc = HybridLocator(strategy="opencv_only", cache_ttl=0)
     for pi in order:
         p = pairs[pi]
         img = Image.open(p.image_path).convert("RGB")
         xml = p.xml_path.read_text(encoding="utf-8", errors="replace")
         tree = parse_hierarchy(xml, img.size)
+        screen = Screen(img, tree)
+        if ocr.available():
+            t = time.perf_counter()
+            screen.text_boxes()
+            tally.add(("ocr-read", "per-screenshot"), "hit", (time.perf_counter() - t) * 1000)
         nodes = [n for n in tree.visible_nodes() if n.text.strip() and n.width >= 16 and n.height >= 12
                  and n.bounds[3] <= img.height][:per_screen]
         for n in nodes:
-            ok_boxes = (n.bounds, tree.clickable_target(n).bounds)
+            # Nodes with the same label are the same thing to a reader: either is a right answer.
+            same = [m for m in tree.visible_nodes() if normalize_text(m.text) == normalize_text(n.text)]
+            ok_boxes = [b for m in same for b in (m.bounds, tree.clickable_target(m).bounds)]
+
+            def right(pt, ok_boxes=ok_boxes):
+                return any(inside(pt, o) for o in ok_boxes)
+
+            def same_thing(b, right=right):
+                return right(((b[0] + b[2]) // 2, (b[1] + b[3]) // 2))
             for tier in ("tree", "ocr"):
                 t = time.perf_counter()
-                res = loc.locate_with_fallback("text:" + n.text, [tier], img, hierarchy=tree)
+                res = loc.locate_with_fallback("text:" + n.text, [tier], screen)
                 ms = (time.perf_counter() - t) * 1000
-                correct = bool(res.success and any(inside(res.element.center, b) for b in ok_boxes))
-                tally.add((tier, "text"), found=res.success, reliable=True, correct=correct, ms=ms)
-    return tally
-
-
+                tally.add((tier, "text"), judge(res, right, same_thing), ms)
+                best = res.element or (res.candidates[0] if res.candidates else None)
+                if best is not None:
+                    calib.append((tier, best.metadata.get("raw_score", 0.0), same_thing(best.bbox)))
+    return tally, calib
 def cache_check(cases, pairs, n=30):
     """Locate each reference twice on the same screen: the second is a cache hit."""
     from remote.core.assets import AssetsManager
@@ -156,6 +206,54 @@ def cache_check(cases, pairs, n=30):
             stats[k] = stats.get(k, 0) + v
     stats["hit_rate"] = round(stats.get("hits", 0) / max(1, stats.get("hits", 0) + stats.get("misses", 0)), 3)
     return stats, statistics.median(ms_hit) if ms_hit else float("nan")
+
+
+def print_ratios(ours: Tally, airtest: Tally) -> None:
+    print("\nratios (ours chain / airtest): found (positives) or wrong (negatives), median ms")
+    for cond in CONDITIONS:
+        a, o = airtest.rows.get(("airtest", cond)), ours.rows.get(("chain", cond))
+        if not (a and o and a["n"] and o["n"]):
+            continue
+        if cond in NEGATIVE:
+            key, ar, orr = "found", a["wrong"] / a["n"], (o["wrong"] + o["amb"]) / o["n"]
+        else:
+            key, ar, orr = "found", (a["hit"] + a["dup"]) / a["n"], (o["hit"] + o["dup"]) / o["n"]
+        om, am = statistics.median(o["ms"]), statistics.median(a["ms"])
+        print(f"  {cond:<15} {key} {100 * orr:.1f}% vs {100 * ar:.1f}%   median ms {om:.1f} vs {am:.1f}"
+              f" (x{om / max(am, 1e-6):.2f})   p95 ms {pct(o['ms'], 95):.1f} vs {pct(a['ms'], 95):.1f}")
+
+
+def fit_table(points: list[tuple[float, bool]], width: float = 0.05) -> list[tuple[float, float]]:
+    """Monotone (pool-adjacent-violators) precision per raw-score bin -> knots (bin start, precision)."""
+    bins = defaultdict(lambda: [0, 0])
+    for raw, ok in points:
+        b = round(min(max(raw, 0.0), 0.999) // width * width, 2)
+        bins[b][0] += ok
+        bins[b][1] += 1
+    blocks = [[b, ok, n] for b, (ok, n) in sorted(bins.items())]
+    merged: list[list] = []
+    for blk in blocks:
+        merged.append(blk)
+        while len(merged) > 1 and merged[-2][1] / merged[-2][2] > merged[-1][1] / merged[-1][2]:
+            b, ok, n = merged.pop()
+            merged[-1][1] += ok
+            merged[-1][2] += n
+    return [(b, round(ok / n, 3)) for b, ok, n in merged]
+
+
+def print_calibration(calib) -> None:
+    print("\ncalibration: precision of each tier's best box per raw-score bin (all conditions, negatives incl.)")
+    by_tier = defaultdict(list)
+    for tier, raw, ok in calib:
+        by_tier[tier].append((float(raw), bool(ok)))
+    for tier, pts in sorted(by_tier.items()):
+        bins = defaultdict(lambda: [0, 0])
+        for raw, ok in pts:
+            b = round(min(raw, 0.999) // 0.05 * 0.05, 2)
+            bins[b][0] += ok
+            bins[b][1] += 1
+        print(f"  {tier}: " + "  ".join(f"{b:.2f}:{ok}/{n}" for b, (ok, n) in sorted(bins.items())))
+        print(f"    monotone fit (bin start, precision): {fit_table(pts)}")
 
 
 def main() -> int:
@@ -182,41 +280,26 @@ def main() -> int:
     cases, skipped = build_cases(pairs, args.per_screen, limit=args.limit, low_info=low)
     npos = sum(c.condition == "same" for c in cases)
     print(f"{len(pairs)} pairs; {args.limit} screenshots; {npos} templates x {len(CONDITIONS)} conditions = "
-          f"{len(cases)} cases; low-information templates left out: {skipped['low_info']}")
+          f"{len(cases)} cases; low-information templates left out: {skipped['low_info']}; templates without "
+          f"a same-app negative (present on every other screen): {skipped.get('no_same_app_negative', 0)}")
     t0 = time.time()
     tiers = [("chain", VISUAL)] if args.quick else [("chain", VISUAL), ("template", ("template",)),
                                                      ("multiscale", ("multiscale",)), ("orb", ("orb",))]
     visual, calib = run_visual(cases, pairs, tiers)
-    visual.print("visual tiers (hit: center inside the true box; ambig: candidates returned, reliable=False)")
+    visual.print("visual tiers (found = hit + dup; see the module docstring)")
     order = sorted({c.pair for c in cases})
-    text = run_text(pairs, order, 6 if args.quick else 8)
-    text.print(f"text: targets (OCR {'available' if ocr.available() else 'UNAVAILABLE'})")
+    text, text_calib = run_text(pairs, order, 6 if args.quick else 8)
+    text.print(f"text: targets (OCR {'available' if ocr.available() else 'UNAVAILABLE'}; "
+               "ocr-read = one OCR pass per screenshot, ocr = per lookup after it)")
     stats, hit_ms = cache_check(cases, pairs)
     print(f"\ncache: repeated locate on an unchanged screen: {stats}, median {hit_ms:.2f} ms per hit")
     if not args.no_airtest:
         at = run_airtest(cases, data, args.airtest_python)
         if at:
             at.print("Airtest Template.match_in (threshold 0.7, default chain), same cases")
-            print("\nratios (ours chain / airtest): hit, wrong, median ms")
-            for cond in CONDITIONS:
-                a, o = at.rows.get(("airtest", cond)), visual.rows.get(("chain", cond))
-                if a and o and a["n"]:
-                    def rate(r, k):
-                        return r[k] / r["n"]
-                    key = "hit" if cond != "negative" else "wrong"
-                    ar, orr = rate(a, key), rate(o, key)
-                    print(f"  {cond:<15} {key} {100 * orr:.1f}% vs {100 * ar:.1f}%"
-                          f"   median ms {statistics.median(o['ms']):.1f} vs {statistics.median(a['ms']):.1f}"
-                          f" (x{statistics.median(o['ms']) / max(statistics.median(a['ms']), 1e-6):.2f})")
+            print_ratios(visual, at)
     if args.calibration:
-        print("\ncalibration: precision of found boxes per raw-score bin")
-        bins = defaultdict(lambda: [0, 0])
-        for tier, raw, ok in calib:
-            b = (tier, round(min(raw, 0.999) // 0.05 * 0.05, 2))
-            bins[b][0] += ok
-            bins[b][1] += 1
-        for (tier, b), (ok, n) in sorted(bins.items()):
-            print(f"  {tier:<12} raw {b:.2f}-{b + 0.05:.2f}: {ok}/{n} = {ok / n:.2f}")
+        print_calibration(calib + text_calib)
     print(f"\ntotal {time.time() - t0:.0f} s")
     return 0
 

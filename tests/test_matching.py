@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from remote.core import features as F
 from remote.core import matching as M
 
 
@@ -100,6 +101,6 @@ def test_nms_keeps_best():
 def test_degenerate_quad_rejected():
     square = np.float32([[0, 0], [10, 0], [10, 10], [0, 10]])
     bowtie = np.float32([[0, 0], [10, 10], [10, 0], [0, 10]])
-    assert M._plausible_quad(square, 10, 10)
-    assert not M._plausible_quad(bowtie, 10, 10)
-    assert not M._plausible_quad(square * 5, 10, 10)   # 25x the area
+    assert F._plausible_quad(square, 10, 10)
+    assert not F._plausible_quad(bowtie, 10, 10)
+    assert not F._plausible_quad(square * 5, 10, 10)   # 25x the area

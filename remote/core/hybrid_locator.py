@@ -319,6 +319,7 @@ class HybridLocator:
     def _visual_chain(self, refs: list[Any], tiers: Sequence[str], screen: Screen, etype: str,
                       tried: list[str]) -> LocateResult:
         errors = []
+        near: list[UIElement] = []   # the failing tiers' best elements, kept as candidates
         for tier in tiers:
             tried.append(tier)
             elements: list[UIElement] = []
@@ -332,15 +333,17 @@ class HybridLocator:
                 return result
             if result is not None:
                 errors.append(result.error)
-        return LocateResult(False, error="; ".join(errors) or "no visual match")
+                near += result.candidates[:3]
+        return LocateResult(False, error="; ".join(errors) or "no visual match",
+                            candidates=sorted(near, key=lambda e: e.confidence, reverse=True)[:5])
 
     def _visual_elements(self, tier: str, ref: Any, screen: Screen, etype: str) -> list[UIElement]:
         tpl = matching.as_bgr(ref, "reference image")
         info = matching.information(tpl)
         if tier == "template":
-            found = matching.find_template(screen.bgr, tpl)
+            found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid())
         elif tier == "multiscale":
-            found = matching.find_multiscale(screen.bgr, tpl)
+            found = matching.find_multiscale(screen.bgr, tpl, pyramid=screen.pyramid())
         else:
             found = matching.find_orb(screen.bgr, tpl, screen_features=screen.orb())
         out = []

@@ -13,7 +13,7 @@ How absent templates are rejected (plain NCC at 0.8 "finds" 30-50 % of them):
 2. *Verify* every refined peak with measures independent of gray NCC
    (:func:`verify`): NCC of the gradient-magnitude maps (structure at the edges, not
    the broad shading that makes random windows correlate), per-channel colour NCC,
-   and a chroma difference (brightness-shift invariant). The verified score
+   and a chroma difference (tolerant of brightness gain). The verified score
    (``score``) is the minimum of those agreements, so one weak measure is enough
    to reject.
 3. *Information content*: a flat patch or a thin line matches anywhere; templates
@@ -38,8 +38,13 @@ from remote.errors import LocateError
 
 BBox = tuple[int, int, int, int]
 
-COARSE_MIN_SIDE = 7        # template side (px) on the coarse pyramid level
-REFINE_TOP_K = 6           # coarse peaks refined at full resolution
+COARSE_MIN_SIDE = 12       # template side (px) kept on the coarse pyramid level
+COARSE_PEAKS = 4           # peaks taken per scale on the coarse level
+REFINE_TOP_K = 8           # coarse peaks refined at full resolution
+COARSE_MIN = 0.4           # coarse peaks under this are not refined
+COARSE_MARGIN = 0.2        # nor those this far below the best coarse peak
+EARLY_STOP = 0.85          # a match verified this well ends the scale search after its group
+PRIOR_SCALES = (1.0, 0.75, 1.3333, 0.5, 0.6667, 1.5)
 MIN_TEMPLATE_SIDE = 4
 LOW_INFO_STD = 6.0         # gray std below this: a flat patch
 LOW_INFO_EDGES = 0.015     # fraction of strong-gradient pixels below this: nearly flat
@@ -135,7 +140,7 @@ def _ncc(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b) / den
 
 
-def _resize(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+def resize_image(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     w, h = size
     if img.shape[1] == w and img.shape[0] == h:
         return img
@@ -147,8 +152,8 @@ def verify(screen: np.ndarray, template: np.ndarray, bbox: BBox) -> dict[str, fl
     """Independent agreements between the template and the screen window at ``bbox``.
 
     Returns ``gray`` (NCC), ``edge`` (NCC of gradient magnitudes), ``color`` (lowest
-    per-channel NCC) and ``chroma`` (1 - mean chroma difference / 64, brightness-shift
-    invariant), each in [-1, 1], plus ``score`` = their minimum (clipped at 0).
+    per-channel NCC) and ``chroma`` (1 - mean chroma difference / (64 + half the chroma):
+    tolerant of a brightness gain), each in [-1, 1], plus ``score`` = their minimum (clipped at 0).
     """
     x1, y1, x2, y2 = bbox
     h, w = screen.shape[:2]
@@ -156,7 +161,7 @@ def verify(screen: np.ndarray, template: np.ndarray, bbox: BBox) -> dict[str, fl
     if x2 - x1 < 2 or y2 - y1 < 2:
         return {"gray": 0.0, "edge": 0.0, "color": 0.0, "chroma": 0.0, "score": 0.0}
     win = screen[y1:y2, x1:x2]
-    tpl = _resize(template, (x2 - x1, y2 - y1))
+    tpl = resize_image(template, (x2 - x1, y2 - y1))
     wg, tg = to_gray(win), to_gray(tpl)
     gray = _ncc(wg, tg)
     edge = _ncc(_grad(wg), _grad(tg))
@@ -169,7 +174,10 @@ def verify(screen: np.ndarray, template: np.ndarray, bbox: BBox) -> dict[str, fl
     color = float(wz @ tz) / den if den > 1e-6 else gray
     wc = np.stack([wf[:, :, 0] - wf[:, :, 1], wf[:, :, 2] - wf[:, :, 1]])
     tc = np.stack([tf[:, :, 0] - tf[:, :, 1], tf[:, :, 2] - tf[:, :, 1]])
-    chroma = 1.0 - float(np.abs(wc.mean(axis=(1, 2)) - tc.mean(axis=(1, 2))).max()) / 64.0
+    # Tolerance grows with the chroma itself: a brightness gain scales a saturated colour's
+    # chroma (x1.12 moves a purple by ~14 levels) but never turns grey into orange.
+    cw, ct = wc.mean(axis=(1, 2)), tc.mean(axis=(1, 2))
+    chroma = 1.0 - float((np.abs(cw - ct) / (64.0 + 0.5 * np.maximum(np.abs(cw), np.abs(ct)))).max())
     score = max(0.0, min(gray, edge, color, chroma))
     return {"gray": round(gray, 4), "edge": round(edge, 4), "color": round(color, 4),
             "chroma": round(chroma, 4), "score": round(score, 4)}
@@ -186,6 +194,17 @@ def nms(matches: list[Match], iou_threshold: float = 0.3) -> list[Match]:
     return kept
 
 
+def gray_pyramid(gray: np.ndarray, levels: int = 4) -> list[np.ndarray]:
+    """``[gray, gray/2, gray/4, gray/8]`` (pyrDown; stops when a side would drop under 64 px).
+
+    Build it once per screenshot (``Screen.pyramid``) and pass it to :func:`search`.
+    """
+    out = [gray]
+    while len(out) < levels and min(out[-1].shape[:2]) >= 128:
+        out.append(cv2.pyrDown(out[-1]))
+    return out
+
+
 def _peaks(result: np.ndarray, tw: int, th: int, k: int, floor: float) -> list[tuple[float, int, int]]:
     """Top ``k`` local maxima of a matchTemplate map, suppressing a template-sized area around each."""
     res = result.copy()
@@ -200,35 +219,31 @@ def _peaks(result: np.ndarray, tw: int, th: int, k: int, floor: float) -> list[t
     return out
 
 
-def _scales(lo: float, hi: float, step: float = 1.12) -> list[float]:
-    if lo >= hi:
-        return [lo]
-    # Geometric steps on each side of 1.0, so the native scale is always searched exactly.
-    out = {1.0} if lo <= 1.0 <= hi else {lo}
-    s = 1.0
-    while s / step >= lo * 0.999:
-        s /= step
-        out.add(s)
-    s = 1.0
-    while s * step <= hi * 1.001:
-        s *= step
-        out.add(s)
-    return sorted(v for v in out if lo * 0.999 <= v <= hi * 1.001)
+def _scale_groups(lo: float, hi: float) -> list[list[float]]:
+    """Scales to search in ``[lo, hi]``, in groups: native and common density ratios first.
+
+    Android densities (160/240/320/420/480/640 dpi) make 0.75, 1.33, 0.5, 0.67 and 1.5
+    the usual ratios between the phone that took a reference and the one running;
+    the second group fills the range in ~12 % steps (the refinement covers +-6 %).
+    """
+    if hi - lo < 1e-6:
+        return [[lo]]
+    first = [s for s in PRIOR_SCALES if lo * 0.999 <= s <= hi * 1.001]
+    rest: list[float] = []
+    s = lo
+    while s <= hi * 1.001:
+        if all(abs(s / f - 1) > 0.06 for f in first + rest):
+            rest.append(round(s, 4))
+        s *= 1.12
+    return [g for g in (first, rest) if g]
 
 
-def _coarse_factor(tw: int, th: int, min_scale: float) -> float:
-    side = min(tw, th) * min_scale
-    return float(min(1.0, max(0.2, COARSE_MIN_SIDE / max(side, 1.0))))
-
-
-def _level(pyramid: list[np.ndarray], f: float, W: int, H: int) -> np.ndarray:
-    """The screen at factor ``f``, resized from the nearest pyrDown level (cheap)."""
+def _level_for(side: float, n_levels: int) -> int:
+    """The coarsest pyramid level where a template side of ``side`` px keeps COARSE_MIN_SIDE px."""
     k = 0
-    while k + 1 < len(pyramid) and 0.5 ** (k + 1) >= f:
+    while k + 1 < n_levels and side / 2 ** (k + 1) >= COARSE_MIN_SIDE:
         k += 1
-    if abs(0.5 ** k - f) < 1e-9:
-        return pyramid[k]
-    return _resize(pyramid[k], (max(1, round(W * f)), max(1, round(H * f))))
+    return k
 
 
 def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[float],
@@ -244,89 +259,94 @@ def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[floa
         cx, cy = min(max(0, x), W - tw), min(max(0, y), H - th)
         x0, y0 = max(0, cx - margin), max(0, cy - margin)
         x1, y1 = min(W, cx + tw + margin), min(H, cy + th + margin)
-        res = cv2.matchTemplate(sg[y0:y1, x0:x1], _resize(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
+        res = cv2.matchTemplate(sg[y0:y1, x0:x1], resize_image(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
         _, val, _, loc = cv2.minMaxLoc(res)
         if math.isfinite(val) and (best is None or val > best[0]):
             best = (float(val), (x0 + loc[0], y0 + loc[1], x0 + loc[0] + tw, y0 + loc[1] + th), s)
     return best
 
 
-def _refine(sg: np.ndarray, half: np.ndarray | None, tg: np.ndarray, x: int, y: int, scale: float,
-            scale_steps: tuple[float, ...]) -> tuple[float, BBox, float] | None:
-    """Best full-resolution NCC near (x, y) for scales around ``scale``.
+def _refine(pyr: list[np.ndarray], tg: np.ndarray, x: int, y: int, scale: float, k: int,
+            multiscale: bool) -> tuple[float, BBox, float] | None:
+    """Best full-resolution NCC near the coarse peak (x, y) found on pyramid level ``k``.
 
-    With several scale steps the scale is settled on the half-resolution level first
-    (4x cheaper), then only the winning scale is matched at full resolution.
+    Multiscale: the scale is settled over +-6 % on the half level (4x cheaper), then the
+    winner is matched at full resolution over +-1.5 %.
     """
-    side = min(tg.shape) * scale
-    m = max(4, round(0.06 * max(tg.shape) * scale) + 4)
-    scales = sorted({round(scale * f, 4) for f in scale_steps})
-    if half is not None and len(scales) > 1 and side * 0.5 >= 10:
-        coarse = _refine_at(half, tg, x // 2, y // 2, [s * 0.5 for s in scales], m // 2 + 2)
-        if coarse is None:
-            return None
-        _, box, s_half = coarse
-        x, y, m = box[0] * 2, box[1] * 2, 6
-        scales = sorted({round(s_half * 2 * f, 4) for f in (0.975, 1.0, 1.025)})
+    sg = pyr[0]
+    m = 2 ** k + 3
+    scales = [scale]
+    if multiscale:
+        steps = (0.94, 0.97, 1.0, 1.03, 1.06)
+        m += round(0.06 * max(tg.shape) * scale)
+        if len(pyr) > 1 and min(tg.shape) * scale * 0.5 >= 10:
+            coarse = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps], m // 2 + 2)
+            if coarse is None:
+                return None
+            _, box, s_half = coarse
+            x, y, m = box[0] * 2, box[1] * 2, 4
+            scales = [s_half * 2 * f for f in (0.97, 0.985, 1.0, 1.015, 1.03)]
+        else:
+            scales = [scale * f for f in steps]
     found = _refine_at(sg, tg, x, y, scales, m)
     if found is None or min(found[1][2] - found[1][0], found[1][3] - found[1][1]) < MIN_TEMPLATE_SIDE:
         return None
     return found
 
 
+def _coarse_peaks(pyr: list[np.ndarray], tg: np.ndarray, s: float, floor: float) -> list[tuple[float, int, int, float, int]]:
+    """Peaks of the template at scale ``s`` on a coarse level: (ncc, x, y, scale, level) in full pixels."""
+    th0, tw0 = tg.shape
+    k = _level_for(min(tw0, th0) * s, len(pyr))
+    small = pyr[k]
+    f = 0.5 ** k
+    tw, th = round(tw0 * s * f), round(th0 * s * f)
+    if tw < 3 or th < 3 or tw > small.shape[1] or th > small.shape[0]:
+        return []
+    res = cv2.matchTemplate(small, resize_image(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
+    return [(v, round(x / f), round(y / f), s, k) for v, x, y in _peaks(res, tw, th, COARSE_PEAKS, floor)]
+
+
 def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.0),
-           method: str = "template", top_k: int = REFINE_TOP_K, floor: float = 0.5) -> list[Match]:
+           method: str = "template", top_k: int = REFINE_TOP_K, floor: float = 0.5,
+           pyramid: list[np.ndarray] | None = None) -> list[Match]:
     """Find ``template`` in ``screen`` at scales in ``[lo, hi]``; verified matches, best first.
 
     Every refined peak is returned with its checks (the caller applies thresholds);
-    a template larger than the screen at every scale gives ``[]``.
+    a template larger than the screen at every scale gives ``[]``. ``pyramid`` is the
+    screen's :func:`gray_pyramid` when the caller keeps one (saves ~3 ms a call).
+    Scale groups (:func:`_scale_groups`) are searched in order and the search stops
+    after a group that produced a match verified at ``EARLY_STOP`` or better.
     """
     sb, tb = as_bgr(screen, "screenshot"), as_bgr(template, "template")
-    sg, tg = to_gray(sb), to_gray(tb)
-    H, W = sg.shape
+    pyr = pyramid if pyramid is not None else gray_pyramid(to_gray(sb))
+    tg = to_gray(tb)
+    H, W = pyr[0].shape
     th0, tw0 = tg.shape
-    lo, hi = scales
-    usable = [s for s in _scales(lo, hi) if tw0 * s <= W and th0 * s <= H
-              and min(tw0, th0) * s >= MIN_TEMPLATE_SIDE]
-    if not usable:
-        return []
-    f0 = _coarse_factor(tw0, th0, min(usable))
-    pyramid = [sg]
-    while len(pyramid) < 4 and min(pyramid[-1].shape) >= 64:
-        pyramid.append(cv2.pyrDown(pyramid[-1]))
-    levels: dict[float, np.ndarray] = {}
-    coarse: list[tuple[float, int, int, float]] = []
-    for s in usable:
-        # Larger scales can use a coarser level: keep the template near COARSE_MIN_SIDE px there.
-        f = f0
-        while f / 2 >= 0.1 and min(tw0, th0) * s * f / 2 >= COARSE_MIN_SIDE:
-            f /= 2
-        if f not in levels:
-            levels[f] = _level(pyramid, f, W, H)
-        small = levels[f]
-        tw, th = round(tw0 * s * f), round(th0 * s * f)
-        if tw < 3 or th < 3 or tw > small.shape[1] or th > small.shape[0]:
-            continue
-        res = cv2.matchTemplate(small, _resize(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
-        coarse += [(v, round(x / f), round(y / f), s) for v, x, y in _peaks(res, tw, th, 3, floor - 0.25)]
-    coarse.sort(reverse=True)
-    steps = (1.0,) if lo == hi else (0.9, 0.93, 0.96, 1.0, 1.04, 1.07, 1.1)
-    half = pyramid[1] if len(steps) > 1 and len(pyramid) > 1 else None
+    multi = scales[1] - scales[0] > 1e-6
     matches: list[Match] = []
-    seen: list[BBox] = []
-    for _, x, y, s in coarse:
-        if len(matches) >= top_k:
+    for group in _scale_groups(*scales):
+        usable = [s for s in group if tw0 * s <= W and th0 * s <= H and min(tw0, th0) * s >= MIN_TEMPLATE_SIDE]
+        coarse = sorted((p for s in usable for p in _coarse_peaks(pyr, tg, s, floor - 0.25)), reverse=True)
+        seen: list[BBox] = [m.bbox for m in matches]
+        refined = 0
+        for cv, x, y, s, k in coarse:
+            if refined >= top_k or cv < COARSE_MIN or cv < coarse[0][0] - COARSE_MARGIN:
+                break
+            bw, bh = round(tw0 * s), round(th0 * s)
+            if any(iou((x, y, x + bw, y + bh), b) > 0.5 for b in seen):
+                continue
+            seen.append((x, y, x + bw, y + bh))
+            refined += 1
+            ref = _refine(pyr, tg, x, y, s, k, multi)
+            if ref is None or ref[0] < floor:
+                continue
+            val, box, s2 = ref
+            checks = verify(sb, tb, box)
+            checks["coarse"] = round(cv, 4)
+            matches.append(Match(box, checks["score"], round(val, 4), round(s2, 4), method, checks))
+        if any(m.score >= EARLY_STOP for m in matches):
             break
-        bw, bh = round(tw0 * s), round(th0 * s)
-        if any(iou((x, y, x + bw, y + bh), b) > 0.5 for b in seen):
-            continue
-        seen.append((x, y, x + bw, y + bh))
-        ref = _refine(sg, half, tg, x, y, s, steps)
-        if ref is None or ref[0] < floor:
-            continue
-        val, box, s2 = ref
-        checks = verify(sb, tb, box)
-        matches.append(Match(box, checks["score"], round(val, 4), round(s2, 4), method, checks))
     return nms(matches)
 
 
@@ -340,68 +360,13 @@ def find_multiscale(screen: Any, template: Any, lo: float = 0.5, hi: float = 1.5
     return search(screen, template, scales=(lo, hi), method="multiscale", **kw)
 
 
-# -- ORB features -------------------------------------------------------------
-
-ORB_MIN_TEMPLATE_SIDE = 96   # small icons are upscaled so ORB's patches fit inside them
+def find_orb(screen: Any, template: Any, **kw: Any) -> list[Match]:
+    """ORB feature matching; lives in :mod:`remote.core.features` (kept here for callers)."""
+    from remote.core import features
+    return features.find_orb(screen, template, **kw)
 
 
 def orb_features(image: Any, nfeatures: int = 4000) -> tuple[Any, Any]:
-    """ORB keypoints and descriptors of an image (cache them per screenshot: ~20 ms on 1080x2400)."""
-    gray = to_gray(as_bgr(image))
-    orb = cv2.ORB_create(nfeatures=nfeatures, edgeThreshold=15, patchSize=15, fastThreshold=10)
-    return orb.detectAndCompute(gray, None)
-
-
-def _plausible_quad(quad: np.ndarray, tw: int, th: int) -> bool:
-    """Reject degenerate homographies: not convex, collapsed or exploded, skewed."""
-    if not cv2.isContourConvex(quad.astype(np.float32).reshape(-1, 1, 2)):
-        return False
-    area = abs(cv2.contourArea(quad.astype(np.float32)))
-    ratio = area / float(tw * th)
-    if not 0.2 <= ratio <= 4.0:
-        return False
-    p = quad.reshape(4, 2)
-    top, bottom = np.linalg.norm(p[1] - p[0]), np.linalg.norm(p[2] - p[3])
-    left, right = np.linalg.norm(p[3] - p[0]), np.linalg.norm(p[2] - p[1])
-    if min(top, bottom, left, right) < 1:
-        return False
-    # A phone UI element moves and scales; it does not tilt: opposite sides stay equal.
-    if max(top, bottom) / min(top, bottom) > 1.3 or max(left, right) / min(left, right) > 1.3:
-        return False
-    aspect = ((top + bottom) / (left + right)) / (tw / th)
-    return 0.67 <= aspect <= 1.5
-
-
-def find_orb(screen: Any, template: Any, *, screen_features: tuple[Any, Any] | None = None,
-             ratio: float = 0.75, min_inliers: int = 8) -> list[Match]:
-    """ORB matching with Lowe's ratio test and a RANSAC homography; at most one verified match."""
-    sb, tb = as_bgr(screen, "screenshot"), as_bgr(template, "template")
-    th, tw = tb.shape[:2]
-    up = max(1.0, ORB_MIN_TEMPLATE_SIDE / min(tw, th))
-    tb_up = _resize(tb, (round(tw * up), round(th * up))) if up > 1 else tb
-    kt, dt = orb_features(tb_up, nfeatures=500)
-    ks, ds = screen_features if screen_features is not None else orb_features(sb)
-    if dt is None or ds is None or len(kt) < min_inliers or len(ks) < min_inliers:
-        return []
-    pairs = cv2.BFMatcher(cv2.NORM_HAMMING).knnMatch(dt, ds, k=2)
-    good = [p[0] for p in pairs if len(p) == 2 and p[0].distance < ratio * p[1].distance]
-    if len(good) < min_inliers:
-        return []
-    src = np.float32([kt[m.queryIdx].pt for m in good]).reshape(-1, 1, 2) / up
-    dst = np.float32([ks[m.trainIdx].pt for m in good]).reshape(-1, 1, 2)
-    hom, mask = cv2.findHomography(src, dst, cv2.RANSAC, 5.0)
-    if hom is None or mask is None or int(mask.sum()) < min_inliers:
-        return []
-    corners = np.float32([[0, 0], [tw, 0], [tw, th], [0, th]]).reshape(-1, 1, 2)
-    quad = cv2.perspectiveTransform(corners, hom)
-    if not np.isfinite(quad).all() or not _plausible_quad(quad, tw, th):
-        return []
-    x, y, w, h = cv2.boundingRect(quad.astype(np.float32))
-    H, W = sb.shape[:2]
-    box = (max(0, x), max(0, y), min(W, x + w), min(H, y + h))
-    if box[2] - box[0] < MIN_TEMPLATE_SIDE or box[3] - box[1] < MIN_TEMPLATE_SIDE:
-        return []
-    checks = verify(sb, tb, box)
-    checks["inliers"] = float(mask.sum())
-    scale = round(math.sqrt((w * h) / (tw * th)), 4)
-    return [Match(box, checks["score"], checks["gray"], scale, "orb", checks)]
+    """ORB keypoints and descriptors of a screenshot (:func:`remote.core.features.orb_features`)."""
+    from remote.core import features
+    return features.orb_features(image, nfeatures)

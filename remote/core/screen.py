@@ -27,6 +27,7 @@ class Screen:
         self._tree_error = ""
         self._texts: list[ocr.TextBox] | None = None
         self._orb: tuple[Any, Any] | None = None
+        self._pyramid: list[np.ndarray] | None = None
 
     @property
     def pil(self) -> Image.Image:
@@ -58,6 +59,12 @@ class Screen:
         if self._texts is None:
             self._texts = ocr.read_text(self.bgr)
         return self._texts
+
+    def pyramid(self) -> list[np.ndarray]:
+        """Gray pyramid (full, 1/2, 1/4, 1/8) shared by every template search on this screen."""
+        if self._pyramid is None:
+            self._pyramid = matching.gray_pyramid(self.gray)
+        return self._pyramid
 
     def orb(self) -> tuple[Any, Any]:
         if self._orb is None:
