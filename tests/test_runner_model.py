@@ -173,3 +173,44 @@ def test_a_dynamic_target_is_located_by_the_vision_model(make_runner, sim_phone,
     assert 804 <= x < 936 and 78 <= y < 210
     assert sim_phone.snapshot()["foreground"]["screen"] == "search"
     assert result.model_usage.by_purpose["locate"]["calls"] == 1
+
+
+def test_what_the_model_finds_for_a_reference_is_learned_and_the_next_run_is_free(
+        fast_adb, sim_phone, model_server, model, tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from remote.apps import ModuleRegistry
+    from remote.core.task_runner import RunOptions, TaskRunner
+    from tests.support.runner_fixtures import no_sleep
+    from tests.test_apps import write_module
+
+    folder = write_module(tmp_path / "mods", "m", "name: m\n", """\
+        tasks:
+          - name: t
+            patterns: [点放大镜]
+            steps:
+              - {action: launch_app, params: {package: com.tencent.mm}}
+              - {action: tap, target_ref: 放大镜}
+        """)
+    (folder / "images").mkdir()
+    # an outdated reference: nothing like today's icon, so every free tier misses it
+    noise = np.random.default_rng(7).integers(0, 255, (90, 90, 3), dtype=np.uint8)
+    Image.fromarray(noise).save(folder / "images" / "search_icon.png")
+    (folder / "images" / "aliases.yaml").write_text("放大镜: search_icon\n", encoding="utf-8")
+    model_server.script("locate", {"found": True, "xmin": 745, "ymin": 33, "xmax": 866, "ymax": 87, "confidence": 0.9})
+
+    def runner() -> TaskRunner:
+        return TaskRunner(fast_adb, model, assets_dir=tmp_path / "assets", registry=ModuleRegistry([tmp_path / "mods"]),
+                          options=RunOptions(runs_dir=str(tmp_path / "runs")), sleep=no_sleep)
+
+    first = runner().run("点放大镜")
+    assert first.status is TaskStatus.SUCCESS, first.error_message
+    assert first.step_results[1].locate_result.method_used == "vision"
+    learned = list((tmp_path / "assets" / "custom").glob("search_icon__1080x2400.png"))
+    assert learned and "learned a new reference variant" in " ".join(first.step_results[1].notes)
+    fast_adb.press_back()
+    second = runner().run("点放大镜")
+    assert second.status is TaskStatus.SUCCESS, second.error_message
+    assert second.step_results[1].locate_result.method_used == "template"
+    assert len(model_server.requests_for("locate")) == 1   # the second run cost no model call

@@ -92,18 +92,10 @@ class Aiming:
             loc = self.env.locator.locate(step.target_ref, screen)
         if loc.success and not loc.reliable:
             loc = self._choose(step, screen, loc, sr)
-        if loc.success and kind == "ref" and "vision" in loc.method_used and self.env.vision is not None:
-            self._learn(step.target_ref or "", screen, loc, sr)
+        learned = loc.element.metadata.get("learned") if loc.success and loc.element else None
+        if learned:
+            sr.notes.append(f"learned a new reference variant: {learned} (review: remote modules learned)")
         return loc
-
-    def _learn(self, target: str, screen: LiveScreen, loc: LocateResult, sr: StepResult) -> None:
-        """The model found a named reference: keep the crop so the next locate is free (self-healing)."""
-        if not loc.element.metadata.get("learnable", True):
-            return
-        name = self.env.locator.assets.resolve_alias(target) or target
-        path = self.env.vision.learn(name, screen.pil, loc.element.bbox)
-        if path is not None:
-            sr.notes.append(f"learned a new reference variant of {name}: {path.name} (review: remote modules learned)")
 
     def _choose(self, step: StepPlan, screen: LiveScreen, loc: LocateResult, sr: StepResult) -> LocateResult:
         """Competing candidates: the model chooses, else the person, else not found. Never a coin toss."""

@@ -311,9 +311,11 @@ class HybridLocator:
         raw = el.confidence if el.confidence > 0 else 0.8
         out = self._element("vision", el.bbox, raw, el.description or value, etype,
                             **{k: v for k, v in el.metadata.items() if k not in ("tier", "raw_score")})
-        if self.learn_from_vision and kind in ("ref", "dynamic"):
+        if self.learn_from_vision and kind == "ref" and el.metadata.get("learnable", True):
+            # Self-healing: the crop the model found becomes a variant, so the next locate is free.
+            name = self.assets.resolve_alias(value) or value
             crop = screen.pil.crop(el.bbox)
-            out.metadata["learned"] = str(self.assets.add_learned(value, crop, screen.size))
+            out.metadata["learned"] = str(self.assets.add_learned(name, crop, screen.size))
         return [out], ""
 
     def _visual_chain(self, refs: list[Any], tiers: Sequence[str], screen: Screen, etype: str,

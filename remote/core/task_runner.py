@@ -148,7 +148,7 @@ class TaskRunner:
 
         verifier = Verifier(self.llm_config, client=self._model, usage=self.usage)
         locator = HybridLocator(adb=self.adb, assets=assets, vision=vision, strategy=self.strategy,
-                                fixed_points=module.fixed_points)
+                                fixed_points=module.fixed_points, learn_from_vision=True)
         self._assets = assets
         self._planner_model = planner_model
         env = StepEnv(adb=self.adb, locator=locator, verifier=verifier, vision=vision, module=module,
