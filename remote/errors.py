@@ -15,7 +15,8 @@
     ├── ActionError                  an action's arguments are impossible (off-screen tap, bad key name)
     ├── LocateError                  the world did not match: target absent, ambiguous or off screen
     ├── ModelError                   a model call failed or its reply stayed unusable (carries `raw`)
-    └── TaskError                    the task could not be planned or run (budget spent, aborted, ...)
+    └── TaskError                    the task could not be planned or run (caps, aborted, ...)
+        └── BudgetExceeded           the task spent its budget of model calls or tokens
 
 Rule of thumb: "the device broke" is a `DeviceError`, "the UI didn't match" is a
 `LocateError`. Errors carry fields (`serial`, `raw`, `path`, `line`) so callers and
@@ -112,3 +113,7 @@ class ModelError(RemoteError):
 
 class TaskError(RemoteError):
     """A task could not be planned or completed (budget spent, aborted, no plan)."""
+
+
+class BudgetExceeded(TaskError):
+    """The task spent its model budget (``--max-model-calls`` / ``--max-tokens``)."""

@@ -324,6 +324,7 @@ class TaskResult:
     module: str = ""
     model_usage: ModelUsage = field(default_factory=ModelUsage)
     record_dir: str = ""
+    error_type: str = ""         # the exception class that ended the task, e.g. DeviceDisconnected
 
     @property
     def success(self) -> bool:

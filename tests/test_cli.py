@@ -86,3 +86,13 @@ def test_run_that_cannot_be_planned_exits_2(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--device", "sim", "--runs-dir", str(tmp_path / "r"), "帮我订机票"]) == 2
     assert "LLM_PROVIDER" in capsys.readouterr().out
+
+
+def test_a_pulled_cable_mid_run_exits_2(tmp_path, capsys, monkeypatch):
+    scenario = tmp_path / "drop.yaml"
+    scenario.write_text("drop_after_commands: 8\nuiautomator_delay_ms: 0\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--device", "sim", "--scenario", str(scenario), "--runs-dir", str(tmp_path / "r"),
+                 "给张三发消息说你好"]) == 2
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "lost the connection" in out and "record:" in out

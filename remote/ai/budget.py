@@ -1,4 +1,4 @@
-"""A task's budget of model calls and tokens, enforced before every call.
+"""A task's budget of model calls and tokens, enforced before every call (raises `BudgetExceeded`).
 
 ``BudgetedModel`` wraps any :class:`~remote.protocols.ChatModel`; the planner,
 vision agent and verifier all talk through it, so corrective re-asks count too.
@@ -12,13 +12,9 @@ from typing import Any
 from PIL import Image
 
 from remote.ai.llm import ask_json
-from remote.errors import TaskError
+from remote.errors import BudgetExceeded
 from remote.protocols import ChatModel
 from remote.records import ModelUsage
-
-
-class BudgetExceeded(TaskError):
-    """The task spent its model budget (``--max-model-calls`` / ``--max-tokens``)."""
 
 
 class BudgetedModel:

@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from remote import errors
 from remote.commands._device import open_device
 from remote.config import LLMConfig
 from remote.core.task_runner import RunOptions, TaskRunner
@@ -17,8 +18,8 @@ MARKS = {StepStatus.SUCCESS: "ok", StepStatus.FAILED: "FAILED", StepStatus.SKIPP
 class Progress:
     """Live progress on stderr (stdout stays clean for --json)."""
 
-    def __init__(self, stream: Any = sys.stderr) -> None:
-        self.out = stream
+    def __init__(self, stream: Any = None) -> None:
+        self.out = stream if stream is not None else sys.stderr  # looked up now: tests swap sys.stderr
         self.total = 0
 
     def on_plan(self, plan: TaskPlan) -> None:
@@ -103,5 +104,7 @@ def run(args: Any) -> int:
 
 
 def runner_env_failure(result: TaskResult) -> bool:
-    """No plan could even start because of configuration (no model) or the device: exit status 2."""
-    return not result.step_results and result.status is TaskStatus.FAILED
+    """The environment failed (no model configured, bad config, the phone gone): exit status 2."""
+    kind = getattr(errors, result.error_type, None) if result.error_type else None
+    return (result.status is TaskStatus.FAILED and isinstance(kind, type)
+            and issubclass(kind, errors.ConfigError | errors.DeviceError))

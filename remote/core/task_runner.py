@@ -25,7 +25,15 @@ from remote.core.hybrid_locator import HybridLocator
 from remote.core.live_screen import LiveScreen
 from remote.core.recorder import RunRecorder
 from remote.core.step_runner import StepEnv, StepRunner
-from remote.errors import ConfigError, DeviceError, LocateError, ModelError, RemoteError, TaskError
+from remote.errors import (
+    BudgetExceeded,
+    ConfigError,
+    DeviceError,
+    LocateError,
+    ModelError,
+    RemoteError,
+    TaskError,
+)
 from remote.records import (
     LocateStrategy,
     ModelUsage,
@@ -105,13 +113,11 @@ class TaskRunner:
             result.status, result.error_message = TaskStatus.ABORTED, str(exc)
         except KeyboardInterrupt:
             result.status, result.error_message = TaskStatus.ABORTED, "interrupted (Ctrl-C)"
-        except TaskError as exc:
-            budget = type(exc).__name__ == "BudgetExceeded"
-            result.status = TaskStatus.BUDGET_EXCEEDED if budget else TaskStatus.FAILED
-            result.error_message, meta["error_type"] = str(exc), type(exc).__name__
-        except (ConfigError, DeviceError, ModelError, LocateError, RemoteError) as exc:
-            result.status, result.error_message = TaskStatus.FAILED, str(exc)
-            meta["error_type"] = type(exc).__name__
+        except BudgetExceeded as exc:
+            result.status, result.error_message, result.error_type = TaskStatus.BUDGET_EXCEEDED, str(exc), \
+                type(exc).__name__
+        except (TaskError, ConfigError, DeviceError, ModelError, LocateError, RemoteError) as exc:
+            result.status, result.error_message, result.error_type = TaskStatus.FAILED, str(exc), type(exc).__name__
             if isinstance(exc, ModelError) and exc.raw:
                 meta["model_reply"] = exc.raw[:4000]
         finally:
@@ -179,9 +185,7 @@ class TaskRunner:
         screen = steps.capture()
         plan = planner.plan(task, screen.pil, history=None, module=module, hierarchy=self._xml_for_text_model(screen))
         plan.module = module.name
-        for step in plan.steps:
-            step.sensitive = step.sensitive or module.is_sensitive(step)
-        return plan
+        return _mark_sensitive(plan, module)
 
     # ------------------------------------------------------------------ the loop
     def _execute(self, task: str, plan: TaskPlan, runner: StepRunner, result: TaskResult,
@@ -213,8 +217,9 @@ class TaskRunner:
                 return
             replans += 1
             current = runner.capture()
-            new_plan = planner.replan(task, current.pil, sr.step, sr.error_message, executed,
-                                      module=runner.env.module, hierarchy=self._xml_for_text_model(current))
+            new_plan = _mark_sensitive(planner.replan(task, current.pil, sr.step, sr.error_message, executed,
+                                                      module=runner.env.module,
+                                                      hierarchy=self._xml_for_text_model(current)), runner.env.module)
             plan.analysis.setdefault("replans", []).append({"after_step": sr.step.step, "reason": sr.error_message,
                                                            "steps": [s.to_dict() for s in new_plan.steps]})
             queue = deque(new_plan.steps)
@@ -268,6 +273,8 @@ class TaskRunner:
 
     def _write(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any]) -> Path:
         meta = dict(meta)
+        if result.error_type:
+            meta["error_type"] = result.error_type
         meta["llm"] = self.llm_config.redacted() if self.llm_config is not None else None
         meta["strategy"] = self.strategy.value
         meta["dry_run"] = self.options.dry_run
@@ -295,3 +302,10 @@ class TaskRunner:
     def _restore_sigint(previous: Any) -> None:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+
+
+def _mark_sensitive(plan: TaskPlan, module: AppModule) -> TaskPlan:
+    """A model's steps get the module's sensitivity rules: the model cannot opt a payment out of confirmation."""
+    for step in plan.steps:
+        step.sensitive = step.sensitive or module.is_sensitive(step)
+    return plan
