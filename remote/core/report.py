@@ -73,6 +73,8 @@ def _step_rows(run_dir: Path, steps: list[dict[str, Any]]) -> str:
             ("action", f"{st.get('action')} {st.get('target_ref') or ''} {json.dumps(st.get('params') or {}, ensure_ascii=False)}"),
             ("description", st.get("description")),
             ("status", sr.get("status")),
+            ("level", {0: "0 fire-and-forget", 1: "1 quick verify", 2: "2 locate and execute",
+                       3: "3 model"}.get(sr.get("level"), sr.get("level"))),
             ("tier", sr.get("tier") or "—"),
             ("box", sr.get("bbox")),
             ("tap point", sr.get("tap_point")),
