@@ -47,14 +47,16 @@ def _thumb_data_url(img: Image.Image) -> str:
 
 
 def _screen_cell(run_dir: Path, name: str | None, step: dict[str, Any], *, with_marks: bool) -> str:
+    caption = "before: located box, tap point" if with_marks else "after"
     if not name or not (run_dir / name).is_file():
-        return "<td class=noimg>no screenshot (no look needed)</td>"
+        return f"<td class=noimg><div class=cap>{caption}</div>no screenshot (no look needed)</td>"
     with Image.open(run_dir / name) as img:
         if with_marks:
             loc = step.get("locate_result") or {}
             img = annotate(img, step.get("bbox"), step.get("tap_point"),
                            loc.get("candidates") if not loc.get("reliable", True) else ())
-        return f'<td><img src="{_thumb_data_url(img)}" alt="{html.escape(name)}"></td>'
+        return (f'<td><div class=cap>{caption}</div>'
+                f'<img src="{_thumb_data_url(img)}" alt="{html.escape(name)}"></td>')
 
 
 def _esc(value: Any) -> str:
@@ -105,7 +107,7 @@ h1{font-size:1.4em} .badge{font-size:.8em;padding:2px 8px;border-radius:8px;back
 .skipped .badge{background:#f7ecc5} section.step{border-top:1px solid #ccc;padding:1em 0}
 table.shots td{vertical-align:top;padding-right:1em} img{border:1px solid #999;max-width:300px}
 .facts th{text-align:left;padding-right:1em;color:#555;font-weight:normal} td.noimg{color:#888;width:300px}
-pre{background:#f4f4f4;padding:1em;overflow:auto}"""
+pre{background:#f4f4f4;padding:1em;overflow:auto} .cap{font-size:.8em;color:#777}"""
 
 
 def render_report(run_dir: Path, data: dict[str, Any]) -> str:
