@@ -217,10 +217,19 @@ class AssetsManager:
 
     def get_variants(self, name: str) -> list[Image.Image]:
         """All images of a name: NAME.png, NAME_v2.png, ... (modules first), then learned crops."""
+        return [im for im, _ in self.variants_with_sources(name)]
+
+    def variants_with_sources(self, name: str) -> list[tuple[Image.Image, tuple[int, int] | None]]:
+        """:meth:`get_variants` with the screen size each image was cut from (learned crops
+        store it; None when unknown). The locator uses it as a scale prior."""
         resolved = self.resolve_alias(name) or name
-        images = [self._open(p) for p in self._paths(resolved)]
-        images += [self._open(p) for p in self.learned_paths(resolved)]
-        return [im for im in images if im is not None]
+        found: list[tuple[Image.Image | None, tuple[int, int] | None]] = [
+            (self._open(p), None) for p in self._paths(resolved)]
+        for e in (e for e in self._learned if e.get("name") == resolved):
+            size = e.get("screen_size")
+            found.append((self._open(self.assets_dir / "custom" / e["path"]),
+                          (int(size[0]), int(size[1])) if size and len(size) == 2 else None))
+        return [(im, s) for im, s in found if im is not None]
 
     def get_image_path(self, name_or_alias: str) -> Path | None:
         resolved = self.resolve_alias(name_or_alias)

@@ -26,7 +26,7 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core import matching, ocr
+from remote.core import matching, ocr, visual_policy
 from remote.core.assets import AssetsManager
 from remote.core.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate
 from remote.core.coords import bbox_center, to_pixels, validate_bbox, visible_region
@@ -123,13 +123,15 @@ class HybridLocator:
         self.cache.put(key, screen.gray, result)
         return result
 
-    def locate_image(self, reference: Any, screenshot: Any = None,
-                     tiers: Sequence[str] = VISUAL) -> LocateResult:
-        """Find a reference given as an image (PIL or array): template -> multiscale -> orb."""
+    def locate_image(self, reference: Any, screenshot: Any = None, tiers: Sequence[str] = VISUAL, *,
+                     source_size: tuple[int, int] | None = None) -> LocateResult:
+        """Find a reference given as an image (PIL or array): template -> multiscale -> orb.
+        ``source_size``: the screen size the reference was cut from, when known (scale prior,
+        ``visual_policy``)."""
         start = time.perf_counter()
         screen = self._screen(screenshot, None)
         tried: list[str] = []
-        result = self._visual_chain([reference], tiers, screen, "image", tried)
+        result = self._visual_chain([(reference, source_size)], tiers, screen, "image", tried)
         result.tiers_tried = tried
         result.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
         return result
@@ -181,7 +183,7 @@ class HybridLocator:
         seen: list[UIElement] = []   # every element a free tier saw: set-of-mark candidates for vision
         refs: list[Any] = []
         if kind == "ref":
-            refs = self.assets.get_variants(value)
+            refs = self.assets.variants_with_sources(value)
             if not refs and any(t in VISUAL or t == "vision" for t in tiers):
                 errors.append(f"unknown reference {value!r} (no image in modules or assets)")
         i = 0
@@ -302,7 +304,7 @@ class HybridLocator:
         if kind == "ref":
             if not refs:
                 return [], f"no reference image for {value!r}"
-            res = self.vision.find_element_by_image(refs[0], screen.pil, candidates=list(seen))
+            res = self.vision.find_element_by_image(refs[0][0], screen.pil, candidates=list(seen))
         else:
             res = self.vision.find_element(screen.pil, value, candidates=list(seen))
         if not res.success or res.element is None:
@@ -322,14 +324,19 @@ class HybridLocator:
                       tried: list[str]) -> LocateResult:
         errors = []
         near: list[UIElement] = []   # the failing tiers' best elements, kept as candidates
+        best_before: float | None = None   # best raw score of the template tiers that ran
+        try:
+            tpls = [(matching.as_bgr(ref, "reference image"), size) for ref, size in refs]
+        except matching.ImageInputError as exc:
+            return LocateResult(False, error=str(exc), method_used=tiers[0] if tiers else "")
         for tier in tiers:
+            if tier == "orb" and not any(visual_policy.orb_worth_trying(matching.information(t), best_before)
+                                         for t, _ in tpls):
+                continue
             tried.append(tier)
-            elements: list[UIElement] = []
-            for ref in refs:
-                try:
-                    elements += self._visual_elements(tier, ref, screen, etype)
-                except matching.ImageInputError as exc:
-                    return LocateResult(False, error=str(exc), method_used=tier)
+            elements = [e for tpl, size in tpls for e in self._visual_elements(tier, tpl, screen, etype, size)]
+            if tier != "orb":
+                best_before = max([best_before or 0.0] + [e.metadata["raw_score"] for e in elements])
             result = self._decide(tier, elements, screen)
             if result is not None and (result.success or result.error.startswith("not interactable")):
                 return result
@@ -339,22 +346,25 @@ class HybridLocator:
         return LocateResult(False, error="; ".join(errors) or "no visual match",
                             candidates=sorted(near, key=lambda e: e.confidence, reverse=True)[:5])
 
-    def _visual_elements(self, tier: str, ref: Any, screen: Screen, etype: str) -> list[UIElement]:
-        tpl = matching.as_bgr(ref, "reference image")
+    def _visual_elements(self, tier: str, tpl: Any, screen: Screen, etype: str,
+                         source_size: tuple[int, int] | None = None) -> list[UIElement]:
         info = matching.information(tpl)
         if tier == "template":
             found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid())
         elif tier == "multiscale":
-            found = matching.find_multiscale(screen.bgr, tpl, pyramid=screen.pyramid())
+            found = matching.find_multiscale(screen.bgr, tpl, pyramid=screen.pyramid(),
+                                             prior_scale=visual_policy.expected_scale(source_size, screen.size))
         else:
             found = matching.find_orb(screen.bgr, tpl, screen_features=screen.orb())
         out = []
         for m in found:
-            conf = calibrate(tier, m.score)
+            # Off-scale on a screen the size of the reference's source: must verify better (scale prior).
+            raw = m.score - visual_policy.scale_penalty(m.scale, source_size, screen.size)
+            conf = calibrate(tier, raw)
             if info["low_info"]:
                 conf = min(conf, LOW_INFO_CAP)
-            out.append(self._element(tier, m.bbox, m.score, "", etype, conf, scale=m.scale, ncc=m.ncc,
-                                     checks=m.checks, low_info=bool(info["low_info"])))
+            out.append(self._element(tier, m.bbox, raw, "", etype, conf, scale=m.scale, ncc=m.ncc,
+                                     checks=m.checks, low_info=bool(info["low_info"]), verified=m.score))
         return out
 
     def _decide(self, tier: str, elements: list[UIElement], screen: Screen) -> LocateResult | None:
