@@ -6,11 +6,18 @@ recognizer's score; vision: the model's own number). ``calibrate(tier, raw)``
 maps it through a per-tier monotone table so that ``confidence`` approximates
 the probability that the box is the right one (precision).
 
-How the tables were fitted: ``bench/locate_bench.py --calibration`` prints, per
-tier, the precision of found boxes in bins of the raw score on
-../shared/data/real-dev (positives in every condition plus negatives from another
-app). The knots below are those precisions, made monotone and rounded down;
-re-run the bench and update them when the matchers change.
+How the tables were fitted (``bench/locate_bench.py --calibration``, ../shared/data/real-dev,
+40 screenshots, every condition including both negative sets; see docs/locator.md):
+for each tier, the best box of every locate is judged right or wrong; raw scores are
+binned by 0.05; adjacent bins are pooled until precision rises with the score (pool
+adjacent violators, ties pooled); each pooled block's confidence is the one-sided 95 %
+Wilson lower bound of its precision (so 3 right boxes out of 3 do not claim 1.0), made
+non-decreasing. The result is a step per block (the knots below: block start, and just
+under the next block's start). Where the bench has fewer than 5 boxes in a block, or
+none, the previous hand-set knots stay, capped by the next block's fitted confidence.
+ORB keeps its previous knots: on the bench its boxes were right at every raw score
+(it found nothing on the 115 negatives), so no wrong box bounds its table from below.
+Re-run the bench and refit when the matchers change.
 
 ``ACCEPT`` is the one threshold every tier shares: below it a result falls
 through to the next tier.
@@ -26,11 +33,16 @@ AMBIGUITY_MARGIN = 0.03  # raw scores this close to the best make competing cand
 
 # tier -> [(raw, confidence), ...] knots; linear between knots, clamped outside.
 TABLES: dict[str, list[tuple[float, float]]] = {
-    "template": [(0.0, 0.0), (0.5, 0.02), (0.7, 0.2), (0.8, 0.75), (0.88, 0.95), (1.0, 0.995)],
-    "multiscale": [(0.0, 0.0), (0.6, 0.02), (0.75, 0.2), (0.82, 0.75), (0.9, 0.95), (1.0, 0.99)],
+    # fitted 2026-11: 0/17 right under 0.75; 131/131 at 0.85+; 0.75-0.85 had no box (previous knots)
+    "template": [(0.0, 0.0), (0.749, 0.0), (0.75, 0.475), (0.8, 0.75), (0.85, 0.98), (1.0, 0.98)],
+    # 0/16 under 0.75; 1/2 at 0.80-0.85 (too few: previous knots); 45/46 at 0.85-0.95; 277/281 at 0.95+
+    "multiscale": [(0.0, 0.0), (0.749, 0.0), (0.75, 0.2), (0.82, 0.75), (0.85, 0.908), (0.949, 0.908),
+                   (0.95, 0.969), (1.0, 0.969)],
     "orb": [(0.0, 0.0), (0.5, 0.05), (0.7, 0.6), (0.85, 0.9), (1.0, 0.97)],
-    "tree": [(0.0, 0.0), (0.5, 0.6), (0.8, 0.9), (1.0, 0.98)],
-    "ocr": [(0.0, 0.0), (0.6, 0.3), (0.8, 0.75), (0.9, 0.9), (1.0, 0.95)],
+    # exact 620/620; "contains" (0.5-0.8) had 1 box on the bench: previous knots
+    "tree": [(0.0, 0.0), (0.5, 0.6), (0.8, 0.9), (0.95, 0.996), (1.0, 0.996)],
+    # 35/36 at 0.75-0.90, 491/494 at 0.90+; under 0.75 no box: previous knots, capped
+    "ocr": [(0.0, 0.0), (0.6, 0.3), (0.749, 0.64), (0.75, 0.885), (0.899, 0.885), (0.9, 0.985), (1.0, 0.985)],
     "vision": [(0.0, 0.0), (1.0, 0.9)],
     "fixed": [(0.0, 1.0), (1.0, 1.0)],
 }
@@ -40,7 +52,7 @@ def calibrate(tier: str, raw: float) -> float:
     """Raw tier score -> calibrated confidence in [0, 1].
 
     >>> calibrate("template", 1.0)
-    0.995
+    0.98
     >>> calibrate("fixed", 0.3)
     1.0
     """
