@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -43,6 +44,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _cases import CONDITIONS, NEGATIVE, build_cases, condition_screen, load_pairs  # noqa: E402
+from _text_nodes import REASONS, drawn_text_nodes  # noqa: E402
 
 from remote.core import matching, ocr  # noqa: E402
 from remote.core.hybrid_locator import VISUAL, HybridLocator  # noqa: E402
@@ -99,7 +101,9 @@ def judge(res, right, same_thing) -> str:
     return "amb"
 
 
-def run_visual(cases, pairs, tiers_to_run):
+def run_visual(cases, pairs, tiers_to_run, scale_prior=True):
+    """Each case through each tier list. ``scale_prior``: tell the locator the screen size the template
+    was cut from (the runner knows it for learned references; ``visual_policy``)."""
     tally = Tally()
     loc = HybridLocator(strategy="opencv_only", cache_ttl=0)
     key, screen = None, None
@@ -110,7 +114,8 @@ def run_visual(cases, pairs, tiers_to_run):
             screen = condition_screen(img, c.condition)
             scr_bgr = np.ascontiguousarray(np.asarray(screen)[:, :, ::-1])
             key = (c.pair, c.condition)
-        tpl = Image.open(pairs[c.tpl_pair].image_path).convert("RGB").crop(c.tpl_box)
+        src = Image.open(pairs[c.tpl_pair].image_path).convert("RGB")
+        tpl, src_size = src.crop(c.tpl_box), (src.size if scale_prior else None)
         true_win = None if c.expected is None else scr_bgr[c.expected[1]:c.expected[3], c.expected[0]:c.expected[2]]
 
         def same_thing(b, win=true_win, scr=scr_bgr):
@@ -119,7 +124,7 @@ def run_visual(cases, pairs, tiers_to_run):
             if name == "template" and c.condition.startswith("x"):
                 continue
             t = time.perf_counter()
-            res = loc.locate_image(tpl, screen, tiers=tiers)
+            res = loc.locate_image(tpl, screen, tiers=tiers, source_size=src_size)
             ms = (time.perf_counter() - t) * 1000
             right = None if c.expected is None else (lambda pt, e=c.expected: inside(pt, e))
             tally.add((name, c.condition), judge(res, right, same_thing), ms)
@@ -151,10 +156,12 @@ def run_airtest(cases, data, python):
 
 
 def run_text(pairs, order, per_screen):
-    """``text:`` through the tree and through OCR alone. OCR reads a screenshot once (``ocr-read``:
-    per screenshot) and then each lookup matches against those lines (``ocr``: per lookup)."""
+    """``text:`` through the tree and through OCR alone, on the text nodes the screen draws as text
+    (``_text_nodes.drawn_text_nodes``; ``per_screen`` 0 = all of them). OCR reads a screenshot once
+    (``ocr-read``: per screenshot) and then each lookup matches against those lines (``ocr``: per lookup)."""
     tally = Tally()
     calib = []
+    left_out = dict.fromkeys(REASONS, 0)
     loc = HybridLocator(strategy="opencv_only", cache_ttl=0)
     for pi in order:
         p = pairs[pi]
@@ -166,8 +173,10 @@ def run_text(pairs, order, per_screen):
             t = time.perf_counter()
             screen.text_boxes()
             tally.add(("ocr-read", "per-screenshot"), "hit", (time.perf_counter() - t) * 1000)
-        nodes = [n for n in tree.visible_nodes() if n.text.strip() and n.width >= 16 and n.height >= 12
-                 and n.bounds[3] <= img.height][:per_screen]
+        nodes, out = drawn_text_nodes(tree, img.size)
+        nodes = nodes[:per_screen] if per_screen else nodes
+        for k, v in out.items():
+            left_out[k] += v
         for n in nodes:
             # Nodes with the same label are the same thing to a reader: either is a right answer.
             same = [m for m in tree.visible_nodes() if normalize_text(m.text) == normalize_text(n.text)]
@@ -186,7 +195,7 @@ def run_text(pairs, order, per_screen):
                 best = res.element or (res.candidates[0] if res.candidates else None)
                 if best is not None:
                     calib.append((tier, best.metadata.get("raw_score", 0.0), same_thing(best.bbox)))
-    return tally, calib
+    return tally, calib, left_out
 def cache_check(cases, pairs, n=30):
     """Locate each reference twice on the same screen: the second is a cache hit."""
     from remote.core.assets import AssetsManager
@@ -223,22 +232,42 @@ def print_ratios(ours: Tally, airtest: Tally) -> None:
               f" (x{om / max(am, 1e-6):.2f})   p95 ms {pct(o['ms'], 95):.1f} vs {pct(a['ms'], 95):.1f}")
 
 
+def _pav(blocks: list[list]) -> list[list]:
+    """Pool adjacent violators over [start, ok, n] blocks (precision ok/n made non-decreasing;
+    equal neighbours pooled too, so a run of small perfect bins counts as one larger sample)."""
+    merged: list[list] = []
+    for blk in blocks:
+        merged.append(list(blk))
+        while len(merged) > 1 and merged[-2][1] / merged[-2][2] >= merged[-1][1] / merged[-1][2]:
+            _, ok, n = merged.pop()
+            merged[-1][1] += ok
+            merged[-1][2] += n
+    return merged
+
+
+def wilson_low(ok: int, n: int, z: float = 1.645) -> float:
+    """One-sided 95 % lower bound of a precision ok/n: a bin of 3 right boxes does not claim 1.0."""
+    if n == 0:
+        return 0.0
+    p = ok / n
+    den = 1 + z * z / n
+    return max(0.0, (p + z * z / (2 * n) - z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5) / den)
+
+
 def fit_table(points: list[tuple[float, bool]], width: float = 0.05) -> list[tuple[float, float]]:
-    """Monotone (pool-adjacent-violators) precision per raw-score bin -> knots (bin start, precision)."""
+    """Calibration knots (raw-score bin start, confidence) for one tier: precision per bin of
+    ``width``, pooled to be monotone (:func:`_pav`), each pooled block's Wilson lower bound, and
+    that made monotone again (a block's bound never exceeds a higher-scoring block's)."""
     bins = defaultdict(lambda: [0, 0])
     for raw, ok in points:
         b = round(min(max(raw, 0.0), 0.999) // width * width, 2)
         bins[b][0] += ok
         bins[b][1] += 1
-    blocks = [[b, ok, n] for b, (ok, n) in sorted(bins.items())]
-    merged: list[list] = []
-    for blk in blocks:
-        merged.append(blk)
-        while len(merged) > 1 and merged[-2][1] / merged[-2][2] > merged[-1][1] / merged[-1][2]:
-            b, ok, n = merged.pop()
-            merged[-1][1] += ok
-            merged[-1][2] += n
-    return [(b, round(ok / n, 3)) for b, ok, n in merged]
+    blocks = _pav([[b, ok, n] for b, (ok, n) in sorted(bins.items())])
+    lows = [wilson_low(ok, n) for _, ok, n in blocks]
+    for k in range(len(lows) - 2, -1, -1):
+        lows[k] = min(lows[k], lows[k + 1])
+    return [(b, round(lo, 3)) for (b, _, _), lo in zip(blocks, lows, strict=True)]
 
 
 def print_calibration(calib) -> None:
@@ -253,7 +282,7 @@ def print_calibration(calib) -> None:
             bins[b][0] += ok
             bins[b][1] += 1
         print(f"  {tier}: " + "  ".join(f"{b:.2f}:{ok}/{n}" for b, (ok, n) in sorted(bins.items())))
-        print(f"    monotone fit (bin start, precision): {fit_table(pts)}")
+        print(f"    fitted knots (bin start, confidence): {fit_table(pts)}")
 
 
 def main() -> int:
@@ -265,6 +294,9 @@ def main() -> int:
     ap.add_argument("--no-airtest", action="store_true")
     ap.add_argument("--airtest-python", default="/work/airtest-venv/bin/python")
     ap.add_argument("--calibration", action="store_true", help="print precision per raw-score bin and tier")
+    ap.add_argument("--no-scale-prior", action="store_true", help="do not pass the template's source screen size")
+    ap.add_argument("--text-only", action="store_true", help="only the text: targets (tree and OCR)")
+    ap.add_argument("--text-per-screen", type=int, default=8, help="text nodes per screenshot (0 = all drawn)")
     args = ap.parse_args()
     data = Path(args.data)
     if not (data / "MANIFEST.tsv").is_file():
@@ -277,6 +309,15 @@ def main() -> int:
     def low(crop):
         return bool(matching.information(crop[:, :, ::-1])["low_info"])
 
+    if args.text_only:   # the screenshots in build_cases' order, without building the visual cases
+        t0 = time.time()
+        order = list(range(len(pairs)))
+        random.Random(7).shuffle(order)
+        order = sorted(order[:args.limit])
+        text, _, left_out = run_text(pairs, order, args.text_per_screen)
+        text.print(f"text: targets on {len(order)} screenshots; text nodes left out (not drawn as text): {left_out}")
+        print(f"\ntotal {time.time() - t0:.0f} s")
+        return 0
     cases, skipped = build_cases(pairs, args.per_screen, limit=args.limit, low_info=low)
     npos = sum(c.condition == "same" for c in cases)
     print(f"{len(pairs)} pairs; {args.limit} screenshots; {npos} templates x {len(CONDITIONS)} conditions = "
@@ -285,12 +326,13 @@ def main() -> int:
     t0 = time.time()
     tiers = [("chain", VISUAL)] if args.quick else [("chain", VISUAL), ("template", ("template",)),
                                                      ("multiscale", ("multiscale",)), ("orb", ("orb",))]
-    visual, calib = run_visual(cases, pairs, tiers)
+    visual, calib = run_visual(cases, pairs, tiers, scale_prior=not args.no_scale_prior)
     visual.print("visual tiers (found = hit + dup; see the module docstring)")
     order = sorted({c.pair for c in cases})
-    text, text_calib = run_text(pairs, order, 6 if args.quick else 8)
+    text, text_calib, left_out = run_text(pairs, order, 6 if args.quick else args.text_per_screen)
     text.print(f"text: targets (OCR {'available' if ocr.available() else 'UNAVAILABLE'}; "
-               "ocr-read = one OCR pass per screenshot, ocr = per lookup after it)")
+               "ocr-read = one OCR pass per screenshot, ocr = per lookup after it); "
+               f"text nodes left out (not drawn as text): {left_out}")
     stats, hit_ms = cache_check(cases, pairs)
     print(f"\ncache: repeated locate on an unchanged screen: {stats}, median {hit_ms:.2f} ms per hit")
     if not args.no_airtest:

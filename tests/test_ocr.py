@@ -20,6 +20,18 @@ def test_match_text_order_exact_contains_similar():
     assert ocr.match_text("", boxes) == [] and ocr.match_text("完全不同", boxes) == []
 
 
+def test_label_inside_a_longer_line_gets_its_own_box_at_a_word_boundary():
+    line = ocr.TextBox("Save to album Copy Link", (674, 1460, 1067, 1504), 0.95)
+    hit = ocr.match_text("Copy Link", [line])[0]
+    assert hit.kind == "part" and 923 <= hit.box.center[0] < 1067
+    assert hit.box.bbox[1] == 1460 and hit.box.bbox[3] == 1504 and hit.box.bbox[2] == 1067
+    dated = ocr.TextBox("10-2011:43来自山东", (186, 890, 533, 939), 0.9)
+    assert ocr.match_text("来自山东", [dated])[0].box.center[0] >= 389
+    # Inside a word (same script on both sides) it stays a weak "contains" on the whole line.
+    inner = ocr.match_text("发送", [ocr.TextBox("发送给朋友", (0, 0, 100, 40), 0.9)])[0]
+    assert inner.kind == "contains" and inner.box.bbox == (0, 0, 100, 40)
+
+
 @pytest.fixture(scope="module")
 def engine():
     if not ocr.available():

@@ -55,7 +55,7 @@ class TextBox:
 @dataclass(frozen=True)
 class TextHit:
     box: TextBox
-    kind: str          # "exact" | "contains" | "similar"
+    kind: str          # "exact" | "part" | "contains" | "similar"
     similarity: float  # 1.0 for exact, else difflib ratio / containment share
 
 
@@ -129,6 +129,47 @@ def _merged_lines(boxes: list[TextBox], max_lines: int = 6) -> list[TextBox]:
     return out
 
 
+PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
+
+
+def _cls(ch: str) -> str:
+    if ch.isspace():
+        return "space"
+    if ch.isdigit():
+        return "digit"
+    if ch.isalpha():
+        return "cjk" if unicodedata.category(ch) == "Lo" else "latin"
+    return "punct"
+
+
+def _units(text: str) -> float:
+    """Rough drawn width: a CJK glyph is square, Latin and digits about half as wide."""
+    return sum(1.0 if _cls(c) == "cjk" else 0.3 if c.isspace() else 0.55 for c in text)
+
+
+def _part(q: str, box: TextBox) -> TextBox | None:
+    """``q`` inside a longer OCR line at a word boundary (OCR reads neighbouring labels such as
+    "Save to album  Copy Link" or "10-20 11:43来自山东" as one line): the part's own box, placed by
+    glyph widths; None inside a word ("发送" in "发送给朋友" is no boundary)."""
+    orig = unicodedata.normalize("NFKC", box.text).casefold()
+    pos = [i for i, c in enumerate(orig) if not c.isspace()]
+    flat = "".join(orig[i] for i in pos)
+    start = flat.find(q)
+    if start < 0 or len(q) < 2:
+        return None
+    a, b = pos[start], pos[start + len(q) - 1]
+    left = orig[a - 1] if a > 0 else " "
+    right = orig[b + 1] if b + 1 < len(orig) else " "
+    for outside, inside in ((left, orig[a]), (right, orig[b])):
+        if _cls(outside) not in ("space", "punct") and _cls(outside) == _cls(inside):
+            return None
+    x1, y1, x2, y2 = box.bbox
+    total = _units(orig) or 1.0
+    px1 = x1 + round((x2 - x1) * _units(orig[:a]) / total)
+    px2 = x1 + round((x2 - x1) * _units(orig[:b + 1]) / total)
+    return TextBox(orig[a:b + 1], (px1, y1, max(px2, px1 + 2), y2), box.score)
+
+
 def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN_SIMILARITY) -> list[TextHit]:
     """Boxes whose text matches ``target``: exact, then contains, then similar (difflib), best first.
 
@@ -136,7 +177,8 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
     exactly. Containment counts both ways only when the box text is not much longer than
     the target, so ``"发送"`` does not match a whole paragraph that happens to contain it
     first. A target longer than every line is also compared with runs of consecutive
-    lines merged (a wrapped label).
+    lines merged (a wrapped label). A target found at a word boundary inside a longer line
+    (two labels read as one line) is a ``part`` hit with its own sub-box (:func:`_part`).
     """
     q = _norm(target)
     if not q:
@@ -152,13 +194,17 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
         if t == q:
             hits.append(TextHit(b, "exact", 1.0))
         elif q in t:
-            hits.append(TextHit(b, "contains", len(q) / len(t)))
+            part = _part(q, b) if b in boxes else None
+            if part is not None:
+                hits.append(TextHit(part, "part", PART_SIMILARITY))
+            else:
+                hits.append(TextHit(b, "contains", len(q) / len(t)))
         elif t in q and len(t) >= 0.6 * len(q):
             hits.append(TextHit(b, "contains", len(t) / len(q)))
         else:
             r = difflib.SequenceMatcher(None, q, t).ratio()
             if r >= min_similarity:
                 hits.append(TextHit(b, "similar", r))
-    rank = {"exact": 0, "contains": 1, "similar": 2}
+    rank = {"exact": 0, "part": 1, "contains": 2, "similar": 3}
     hits.sort(key=lambda h: (rank[h.kind], -h.similarity, -h.box.score))
     return hits

@@ -1,0 +1,94 @@
+"""Which text nodes of a UI dump the screen draws as that text (the OCR bench's node set).
+
+A dump lists text the screen does not show as such; OCR cannot be asked to read it.
+A node with text is left out of the OCR measurement (and counted per reason) when:
+
+  password   ``password="true"``: drawn as dots
+  state      a Switch / ToggleButton whose text is its state word (ON/OFF, 开启/关闭):
+             the widget draws a graphic (thumb and track), not the word
+  glyph      only private-use characters (U+E000-U+F8FF): an icon font draws them as an icon
+  alt        a web view's ``android.widget.Image``: its text is the image's alt text or file name
+  small      narrower than 16 px or lower than 12 px, or not wholly inside the screenshot
+  clipped    less than 80 % of its box inside every ancestor's box (scrolled out of its list)
+  covered    half of its box or more under a node drawn later (document order is drawing
+             order) that is neither its ancestor nor its descendant and either carries text
+             or a content-desc in a box at most 4x its own (a web view's page-wide caption
+             is a background, not a cover), or is clickable, larger than it and not a bare
+             ``android.view.View`` (a transparent touch area): a drawer, popup, button bar or
+             floating button drawn on top (the dump still lists what is behind it)
+
+The UI-tree tier is measured on the same node set, so both figures refer to one population.
+"""
+
+from __future__ import annotations
+
+from remote.core.ui_tree import UINode, UITree, normalize_text
+
+STATE_WORDS = {"on", "off", "开启", "关闭", "开", "关", "已开启", "已关闭"}
+REASONS = ("password", "state", "glyph", "alt", "small", "clipped", "covered")
+
+
+def _area(b) -> int:
+    return max(0, b[2] - b[0]) * max(0, b[3] - b[1])
+
+
+def _inter(a, b) -> tuple[int, int, int, int]:
+    return max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])
+
+
+def _ancestors(tree: UITree, n: UINode) -> list[UINode]:
+    out = []
+    p = n.parent
+    while p is not None:
+        out.append(tree.nodes[p])
+        p = tree.nodes[p].parent
+    return out
+
+
+def _reason(tree: UITree, n: UINode, size: tuple[int, int]) -> str:
+    if n.password:
+        return "password"
+    cls = n.class_name.rsplit(".", 1)[-1]
+    if ("Switch" in cls or "ToggleButton" in cls) and normalize_text(n.text) in STATE_WORDS:
+        return "state"
+    if all("\ue000" <= c <= "\uf8ff" or c.isspace() for c in n.text):
+        return "glyph"
+    if n.class_name == "android.widget.Image":
+        return "alt"
+    x1, y1, x2, y2 = n.bounds
+    if n.width < 16 or n.height < 12 or x1 < 0 or y1 < 0 or x2 > size[0] or y2 > size[1]:
+        return "small"
+    box = n.bounds
+    ancestors = _ancestors(tree, n)
+    for a in ancestors:
+        box = _inter(box, a.bounds)
+    if _area(box) < 0.8 * _area(n.bounds):
+        return "clipped"
+    skip = {a.position for a in ancestors}
+    area = _area(n.bounds)
+    for m in tree.nodes[n.position + 1:]:
+        if m.position in skip or n.position in {a.position for a in _ancestors(tree, m)}:
+            continue
+        labelled = (m.text.strip() or m.content_desc.strip()) and _area(m.bounds) <= 4 * area
+        # A bare clickable android.view.View is a transparent touch area, not something drawn.
+        opaque = m.clickable and _area(m.bounds) > area and m.class_name != "android.view.View"
+        if not (labelled or opaque):
+            continue
+        if _area(_inter(n.bounds, m.bounds)) >= 0.5 * area:
+            return "covered"
+    return ""
+
+
+def drawn_text_nodes(tree: UITree, size: tuple[int, int]) -> tuple[list[UINode], dict[str, int]]:
+    """The visible text nodes the screen draws as text, and how many were left out per reason."""
+    kept: list[UINode] = []
+    left_out = dict.fromkeys(REASONS, 0)
+    for n in tree.visible_nodes():
+        if not n.text.strip():
+            continue
+        why = _reason(tree, n, size)
+        if why:
+            left_out[why] += 1
+        else:
+            kept.append(n)
+    return kept, left_out
