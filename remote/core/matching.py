@@ -78,8 +78,9 @@ def as_bgr(image: Any, what: str = "image") -> np.ndarray:
     if image is None:
         raise ImageInputError(f"{what} is missing")
     if not isinstance(image, np.ndarray):
-        if hasattr(image, "convert"):  # PIL
-            image = cv2.cvtColor(np.asarray(image.convert("RGB")), cv2.COLOR_RGB2BGR)
+        if hasattr(image, "convert"):  # PIL; an RGB image is not converted (a 7 MB copy: ~7 ms on 1080x2340)
+            image = cv2.cvtColor(np.asarray(image if image.mode == "RGB" else image.convert("RGB")),
+                                 cv2.COLOR_RGB2BGR)
         else:
             raise ImageInputError(f"{what} is not an image: {type(image).__name__}")
     arr = image
