@@ -91,3 +91,19 @@ def test_add_learned_round_trip(layout):
     assert again.has("search box")
     assert again.get_image("search box").size == (30, 10)
     assert "search box" in again.get_available_refs()["custom"]
+
+
+def test_reference_source_size_is_read_from_the_png(tmp_path):
+    from PIL import PngImagePlugin
+
+    from remote.core.assets import SOURCE_SIZE_KEY, AssetsManager
+
+    images = tmp_path / "mod" / "images"
+    images.mkdir(parents=True)
+    info = PngImagePlugin.PngInfo()
+    info.add_text(SOURCE_SIZE_KEY, "1080x2400")
+    Image.new("RGB", (40, 40), (200, 10, 10)).save(images / "tagged.png", pnginfo=info)
+    Image.new("RGB", (40, 40), (10, 200, 10)).save(images / "plain.png")
+    assets = AssetsManager(tmp_path / "assets", module_dirs=[tmp_path / "mod"])
+    assert [s for _, s in assets.variants_with_sources("tagged")] == [(1080, 2400)]
+    assert [s for _, s in assets.variants_with_sources("plain")] == [None]

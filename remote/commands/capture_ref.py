@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from PIL import PngImagePlugin
 
 from remote.apps import APPS_DIR
 from remote.commands._device import open_device
+from remote.core.assets import SOURCE_SIZE_KEY
 from remote.core.coords import validate_bbox
 from remote.core.ui_tree import parse_hierarchy
 from remote.errors import ConfigError, LocateError
@@ -42,7 +44,9 @@ def run(args: Any) -> int:
     while path.exists():  # never overwrite: a new capture becomes the next variant
         path = images / f"{args.name}_v{n}.png"
         n += 1
-    crop.save(path)
+    info = PngImagePlugin.PngInfo()
+    info.add_text(SOURCE_SIZE_KEY, f"{image.width}x{image.height}")  # lets the locator prefer scale 1 there
+    crop.save(path, pnginfo=info)
     if float(np.asarray(crop.convert("L"), dtype=np.float32).std()) < 8:
         print("warning: this crop is nearly flat; it will match many places. Crop the icon's distinctive part.")
     print(f"saved {crop.width}x{crop.height} reference {path.name} to {images} (from a {image.width}x{image.height} screen)")

@@ -34,6 +34,19 @@ _VARIANT = re.compile(r"^(?P<base>.+)_v(?P<n>\d+)$")
 _IMAGE_EXT = (".png", ".jpg", ".jpeg", ".webp")
 
 
+SOURCE_SIZE_KEY = "remote-screen-size"  # PNG text chunk written by `capture-ref`: "1080x2400"
+
+
+def source_size(image: Image.Image | None) -> tuple[int, int] | None:
+    """The screen size a reference was cropped from, when its PNG says so."""
+    raw = image.info.get(SOURCE_SIZE_KEY) if image is not None else None
+    try:
+        w, h = (int(v) for v in str(raw).lower().split("x"))
+    except (TypeError, ValueError):
+        return None
+    return (w, h) if w > 0 and h > 0 else None
+
+
 def _split_variant(stem: str) -> tuple[str, int]:
     """``"send_v2"`` -> ``("send", 2)``; ``"send"`` -> ``("send", 1)``."""
     m = _VARIANT.match(stem)
@@ -223,8 +236,10 @@ class AssetsManager:
         """:meth:`get_variants` with the screen size each image was cut from (learned crops
         store it; None when unknown). The locator uses it as a scale prior."""
         resolved = self.resolve_alias(name) or name
-        found: list[tuple[Image.Image | None, tuple[int, int] | None]] = [
-            (self._open(p), None) for p in self._paths(resolved)]
+        found: list[tuple[Image.Image | None, tuple[int, int] | None]] = []
+        for p in self._paths(resolved):
+            im = self._open(p)
+            found.append((im, source_size(im)))
         for e in (e for e in self._learned if e.get("name") == resolved):
             size = e.get("screen_size")
             found.append((self._open(self.assets_dir / "custom" / e["path"]),
