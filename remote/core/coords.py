@@ -70,10 +70,12 @@ def to_pixels(bbox: Any, image_size: Any, mode: str = "auto") -> BBox | None:
     """
     try:
         x1, y1, x2, y2 = bbox
-        w, h = image_size
+        try:
+            w, h, side, sx, sy = _SIZES[image_size]
+        except (KeyError, TypeError):  # a new size, or an unhashable one (a list)
+            w, h, side, sx, sy = _size_facts(image_size)
         if mode == "auto":
             # is_normalized, inlined: the largest |value| below the smaller side.
-            side = w if w < h else h
             normalized = -side < x1 < side and -side < y1 < side and -side < x2 < side and -side < y2 < side
         elif mode == "norm1000":
             normalized = True
@@ -82,8 +84,6 @@ def to_pixels(bbox: Any, image_size: Any, mode: str = "auto") -> BBox | None:
         else:
             raise ValueError(f"unknown mode {mode!r}")
         if normalized:
-            sx = w / 1000.0
-            sy = h / 1000.0
             px1 = round(x1 * sx)
             py1 = round(y1 * sy)
             px2 = round(x2 * sx)
@@ -93,19 +93,27 @@ def to_pixels(bbox: Any, image_size: Any, mode: str = "auto") -> BBox | None:
             py1 = round(y1)
             px2 = round(x2)
             py2 = round(y2)
-        w = int(w)
-        h = int(h)
-        if w <= 0 or h <= 0:
-            raise ValueError("empty image")
-        # Inlined _clip_box: this is the hot path.
+        # _clip_box, inlined: this is the hot path.
         if px2 < px1:
             px1, px2 = px2, px1
         if py2 < py1:
             py1, py2 = py2, py1
-        px1 = 0 if px1 < 0 else (w - 1 if px1 >= w else px1)
-        py1 = 0 if py1 < 0 else (h - 1 if py1 >= h else py1)
-        px2 = px1 + 1 if px2 <= px1 else (w if px2 > w else px2)
-        py2 = py1 + 1 if py2 <= py1 else (h if py2 > h else py2)
+        if px1 < 0:
+            px1 = 0
+        elif px1 >= w:
+            px1 = w - 1
+        if py1 < 0:
+            py1 = 0
+        elif py1 >= h:
+            py1 = h - 1
+        if px2 <= px1:
+            px2 = px1 + 1
+        elif px2 > w:
+            px2 = w
+        if py2 <= py1:
+            py2 = py1 + 1
+        elif py2 > h:
+            py2 = h
         if normalized and logger.isEnabledFor(_INFO):
             logger.info("[坐标] 检测到归一化坐标 %s, 已转换为实际坐标 %s, 图像尺寸: %s",
                         _fmt(bbox), (px1, py1, px2, py2), (w, h))
@@ -114,6 +122,22 @@ def to_pixels(bbox: Any, image_size: Any, mode: str = "auto") -> BBox | None:
         # NaN fails in round(); strings in abs()/arithmetic; wrong lengths in unpacking.
         logger.warning("[坐标] 无效坐标 %r, 图像尺寸: %r, 已跳过 (%s)", bbox, image_size, exc)
         return None
+
+
+_SIZES: dict[Any, tuple[int, int, int, float, float]] = {}
+
+
+def _size_facts(image_size: Any) -> tuple[int, int, int, float, float]:
+    """(w, h, smaller side, w/1000, h/1000) of an image size; remembered for tuples (a few sizes recur)."""
+    w, h = image_size
+    w = int(w)
+    h = int(h)
+    if w <= 0 or h <= 0:
+        raise ValueError("empty image")
+    facts = (w, h, w if w < h else h, w / 1000.0, h / 1000.0)
+    if isinstance(image_size, tuple) and len(_SIZES) < 64:
+        _SIZES[image_size] = facts
+    return facts
 
 
 def _fmt(bbox: Sequence[Any]) -> str:
