@@ -222,6 +222,23 @@ class LLMClient:
             return ""
 
 
+class UsesModel:
+    """A component whose model client is made on first use, so building it costs nothing.
+
+    Subclasses set ``config``, ``_client`` (a given client, or None) and ``_usage``.
+    """
+
+    config: LLMConfig
+    _client: ChatModel | None
+    _usage: ModelUsage | None
+
+    @property
+    def client(self) -> ChatModel:
+        if self._client is None:
+            self._client = LLMClient(self.config, self._usage)
+        return self._client
+
+
 def ask_json(model: ChatModel, messages: Sequence[dict[str, Any]], *, purpose: str,
              images: Sequence[Image.Image] = (), timeout: float | None = None, expect: Expect = None) -> Any:
     """Ask ``model`` and parse its reply leniently; one corrective re-ask, then ``ModelError``.

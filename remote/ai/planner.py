@@ -18,7 +18,7 @@ from typing import Any
 
 from PIL import Image
 
-from remote.ai.llm import LLMClient, ask_json
+from remote.ai.llm import UsesModel, ask_json
 from remote.ai.plan_schema import parse_plan
 from remote.ai.prompting import render
 from remote.config import LLMConfig
@@ -83,7 +83,7 @@ def _lines(items: Sequence[Any] | None) -> str:
     return "\n".join(describe_step(s) for s in items) if items else "(none)"
 
 
-class Planner:
+class Planner(UsesModel):
     """``Planner(config).plan("给张三发微信消息说你好", screenshot) -> TaskPlan``."""
 
     def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: Any = None,
@@ -93,12 +93,6 @@ class Planner:
         self._client = client
         self._usage = usage
 
-    @property
-    def client(self) -> ChatModel:
-        """The model client, made on first use (so a Planner without a model costs nothing)."""
-        if self._client is None:
-            self._client = LLMClient(self.config, self._usage)
-        return self._client
 
     # -- prompt pieces ---------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from typing import Any
 from PIL import Image
 
 from remote.ai import images as imaging
-from remote.ai.llm import LLMClient, ask_json
+from remote.ai.llm import UsesModel, ask_json
 from remote.ai.prompting import render
 from remote.config import LLMConfig
 from remote.core import coords
@@ -88,7 +88,7 @@ def snap_to_candidate(box: BBox, candidates: Sequence[BBox]) -> int | None:
                default=best)
 
 
-class VisionAgent:
+class VisionAgent(UsesModel):
     """``VisionAgent(config).find_element(screenshot, "底部消息输入框") -> LocateResult``."""
 
     def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: Any = None,
@@ -99,11 +99,6 @@ class VisionAgent:
         self._client = client
         self._usage = usage
 
-    @property
-    def client(self) -> ChatModel:
-        if self._client is None:
-            self._client = LLMClient(self.config, self._usage)
-        return self._client
 
     # -- public (the VisionTier protocol) --------------------------------------------------------
 
