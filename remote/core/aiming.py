@@ -11,8 +11,8 @@ import logging
 import time
 from typing import Any
 
-from remote.core.hybrid_locator import parse_target
 from remote.core.live_screen import LiveScreen
+from remote.core.target_ref import parse_target
 from remote.records import ActionName, Blocker, BlockerType, LocateResult, StepPlan, StepResult
 
 logger = logging.getLogger(__name__)

@@ -32,30 +32,16 @@ from remote.core.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calib
 from remote.core.coords import bbox_center, to_pixels, validate_bbox, visible_region
 from remote.core.locate_cache import LocateCache
 from remote.core.screen import Screen
+from remote.core.target_ref import VISUAL, default_tiers, parse_target
 from remote.core.ui_tree import UITree
 from remote.records import LocateResult, LocateStrategy, UIElement
 
-__all__ = ["HybridLocator", "LocateStrategy"]
+__all__ = ["HybridLocator", "LocateStrategy", "parse_target"]
 
 logger = logging.getLogger(__name__)
 
-VISUAL = ("template", "multiscale", "orb")
 ALIASES = {"visual": VISUAL, "opencv": VISUAL, "ui_tree": ("tree",), "model": ("vision",)}
 KNOWN_TIERS = {"tree", "template", "multiscale", "orb", "ocr", "vision", "fixed"}
-
-
-def parse_target(target_ref: str) -> tuple[str, str]:
-    """``"text:张三"`` -> ``("text", "张三")``; a plain name -> ``("ref", name)``."""
-    ref = (target_ref or "").strip()
-    for kind in ("text", "id", "desc", "dynamic", "xy", "fixed"):
-        if ref.lower().startswith(kind + ":"):
-            return kind, ref[len(kind) + 1:].strip()
-    return "ref", ref
-
-
-def default_tiers(kind: str) -> tuple[str, ...]:
-    return {"ref": (*VISUAL, "vision"), "text": ("tree", "ocr", "vision"), "id": ("tree",),
-            "desc": ("tree", "ocr"), "dynamic": ("vision",), "xy": ("fixed",), "fixed": ("fixed",)}[kind]
 
 
 class HybridLocator:

@@ -17,8 +17,8 @@ from PIL import Image
 
 from remote.core.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aiming
 from remote.core.execution_strategy import classify, wait_after_ms
-from remote.core.hybrid_locator import parse_target
 from remote.core.live_screen import LiveScreen
+from remote.core.target_ref import parse_target
 from remote.core.tree_facts import already_selected, switch_state, wanted_toggle
 from remote.errors import SecureScreen
 from remote.records import (
