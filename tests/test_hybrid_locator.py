@@ -11,17 +11,9 @@ from remote.core.assets import AssetsManager
 from remote.core.hybrid_locator import HybridLocator, LocateStrategy, parse_target
 from remote.core.locate_cache import LocateCache
 from remote.records import LocateResult, UIElement
+from tests.support.images import icon as _icon
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"
-
-
-def _icon(seed, size=60):
-    rng = np.random.default_rng(seed)
-    img = np.full((size, size, 3), 240, np.uint8)
-    for _ in range(6):
-        x, y = rng.integers(0, size - 12, 2)
-        img[y:y + rng.integers(6, 20), x:x + rng.integers(6, 20)] = rng.integers(0, 255, 3)
-    return Image.fromarray(img)
 
 
 def _screen(*placements, size=(400, 800)):

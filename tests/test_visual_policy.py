@@ -1,20 +1,11 @@
 """Scale prior and ORB gate (``remote.core.visual_policy``) and how the locator applies them."""
 
-import numpy as np
 from PIL import Image
 
 from remote.core import visual_policy
 from remote.core.assets import AssetsManager
 from remote.core.hybrid_locator import HybridLocator
-
-
-def _icon(seed, size=60):
-    rng = np.random.default_rng(seed)
-    img = np.full((size, size, 3), 240, np.uint8)
-    for _ in range(6):
-        x, y = rng.integers(0, size - 12, 2)
-        img[y:y + rng.integers(6, 20), x:x + rng.integers(6, 20)] = rng.integers(0, 255, 3)
-    return Image.fromarray(img)
+from tests.support.images import icon as _icon
 
 
 def test_scale_penalty_only_off_scale_on_a_same_size_screen():
