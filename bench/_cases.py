@@ -17,11 +17,13 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageEnhance
 
-CONDITIONS = ("same", "x0.75", "x1.33", "x0.5", "jpeg70+bright", "negative", "neg-same-app")
-POSITIVE = CONDITIONS[:5]
+# x0.75, x1.33 and x0.5 are the usual density ratios; x1.13 is an in-between one (a 1080-wide
+# reference on a 1220-wide phone), which the locator's first scale group does not contain.
+CONDITIONS = ("same", "x0.75", "x1.33", "x0.5", "x1.13", "jpeg70+bright", "negative", "neg-same-app")
+POSITIVE = CONDITIONS[:6]
 NEGATIVE = ("negative", "neg-same-app")
-SCALES = {"same": 1.0, "x0.75": 0.75, "x1.33": 1.33, "x0.5": 0.5, "jpeg70+bright": 1.0, "negative": 1.0,
-          "neg-same-app": 1.0}
+SCALES = {"same": 1.0, "x0.75": 0.75, "x1.33": 1.33, "x0.5": 0.5, "x1.13": 1.13, "jpeg70+bright": 1.0,
+          "negative": 1.0, "neg-same-app": 1.0}
 ABSENT_RMS = 12.0   # a window closer than this (RMS, 0-255 levels) to the template means "it is there"
 MIN_SIDE, MAX_SIDE = 32, 400
 
@@ -102,7 +104,7 @@ def clickable_boxes(xml_text: str, size: tuple[int, int]) -> list[tuple[int, int
 
 
 def condition_screen(img: Image.Image, condition: str) -> Image.Image:
-    if condition in ("x0.75", "x1.33", "x0.5"):
+    if condition.startswith("x"):
         s = SCALES[condition]
         return img.resize((round(img.width * s), round(img.height * s)), Image.Resampling.LANCZOS)
     if condition == "jpeg70+bright":

@@ -104,3 +104,15 @@ def test_degenerate_quad_rejected():
     assert F._plausible_quad(square, 10, 10)
     assert not F._plausible_quad(bowtie, 10, 10)
     assert not F._plausible_quad(square * 5, 10, 10)   # 25x the area
+
+
+@pytest.mark.parametrize("scale", [1.13, 0.88])
+def test_in_between_scale_is_found_without_a_prior(scale):
+    # Not one of the usual density ratios: the first scale group matches it only weakly (its
+    # refinement stops 6 % short); the fill-in group must refine the same place again at its own scale.
+    icon = _icon(11, (100, 100))
+    side = round(100 * scale)
+    shown = np.asarray(Image.fromarray(icon).resize((side, side), Image.Resampling.LANCZOS))
+    found = M.find_multiscale(_screen((shown, (300, 200)), size=(1200, 700)), icon)
+    assert found and M.iou(found[0].bbox, (300, 200, 300 + side, 200 + side)) > 0.85
+    assert found[0].score >= M.EARLY_STOP and abs(found[0].scale / scale - 1) < 0.05

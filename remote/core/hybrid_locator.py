@@ -336,9 +336,9 @@ class HybridLocator:
                          source_size: tuple[int, int] | None = None) -> list[UIElement]:
         info = matching.information(tpl)
         if tier == "template":
-            found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid())
+            found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid(), memo=screen.coarse_memo)
         elif tier == "multiscale":
-            found = matching.find_multiscale(screen.bgr, tpl, pyramid=screen.pyramid(),
+            found = matching.find_multiscale(screen.bgr, tpl, pyramid=screen.pyramid(), memo=screen.coarse_memo,
                                              prior_scale=visual_policy.expected_scale(source_size, screen.size))
         else:
             found = matching.find_orb(screen.bgr, tpl, screen_features=screen.orb())

@@ -39,6 +39,7 @@ from remote.errors import LocateError
 BBox = tuple[int, int, int, int]
 
 COARSE_MIN_SIDE = 12       # template side (px) kept on the coarse pyramid level
+SMALL_MIN_SIDE = 8         # ... for a template that would need the full or half level
 FILL_MIN_SIDE = 8          # the same for the fill-in scales (second group): a coarser, 2-4x cheaper pass
 COARSE_PEAKS = 4           # peaks taken per scale on the coarse level
 REFINE_TOP_K = 8           # coarse peaks refined at full resolution
@@ -46,6 +47,8 @@ COARSE_MIN = 0.4           # coarse peaks under this are not refined
 COARSE_MARGIN = 0.2        # nor those this far below the best coarse peak
 EARLY_STOP = 0.85          # a match verified this well ends the scale search after its group
 HALF_MIN = 0.7             # multiscale: a peak under this NCC on the half level is not refined further
+HALF_FIRST = 0.5           # ... checked first at its coarse scale alone: under this, the other scales are not tried
+PYRAMID_LEVELS = 4         # full, 1/2, 1/4, 1/8 (a 1/16 level lost matches at x1.33 and saved nothing)
 PRIOR_SCALES = (1.0, 0.75, 1.3333, 0.5, 0.6667, 1.5)
 MIN_TEMPLATE_SIDE = 4
 LOW_INFO_STD = 6.0         # gray std below this: a flat patch
@@ -197,7 +200,7 @@ def nms(matches: list[Match], iou_threshold: float = 0.3) -> list[Match]:
     return kept
 
 
-def gray_pyramid(gray: np.ndarray, levels: int = 4) -> list[np.ndarray]:
+def gray_pyramid(gray: np.ndarray, levels: int = PYRAMID_LEVELS) -> list[np.ndarray]:
     """``[gray, gray/2, gray/4, gray/8]`` (pyrDown; stops when a side would drop under 64 px).
 
     Build it once per screenshot (``Screen.pyramid``) and pass it to :func:`search`.
@@ -250,6 +253,8 @@ def _level_for(side: float, n_levels: int, min_side: int = COARSE_MIN_SIDE) -> i
     k = 0
     while k + 1 < n_levels and side / 2 ** (k + 1) >= min_side:
         k += 1
+    if k < 2 and min_side > SMALL_MIN_SIDE:   # a small template: a fine level costs 12-55 ms a scale
+        return _level_for(side, n_levels, SMALL_MIN_SIDE)
     return k
 
 
@@ -287,9 +292,13 @@ def _refine(pyr: list[np.ndarray], tg: np.ndarray, x: int, y: int, scale: float,
         steps = (0.94, 0.97, 1.0, 1.03, 1.06)
         m += round(0.06 * max(tg.shape) * scale)
         if len(pyr) > 1 and min(tg.shape) * scale * 0.5 >= 10:
-            coarse = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps], m // 2 + 2)
-            if coarse is None:
+            first = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * 0.5], m // 2 + 2)
+            if first is None or first[0] < HALF_FIRST:
                 return None
+            coarse = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0],
+                                m // 2 + 2)
+            if coarse is None or coarse[0] < first[0]:
+                coarse = first
             val, box, s_half = coarse
             # Every match accepted on the bench had NCC >= 0.79 here (a verified 0.8 needs it):
             # a peak this weak is an absent template's, not worth the full-resolution pass.
@@ -319,9 +328,20 @@ def _coarse_peaks(pyr: list[np.ndarray], tg: np.ndarray, s: float, floor: float,
     return [(v, round(x / f), round(y / f), s, k) for v, x, y in _peaks(res, tw, th, COARSE_PEAKS, floor)]
 
 
+def _memo_peaks(memo: dict[Any, list[Any]] | None, pyr: list[np.ndarray], tg: np.ndarray, s: float, floor: float,
+                min_side: int) -> list[tuple[float, int, int, float, int]]:
+    if memo is None:
+        return _coarse_peaks(pyr, tg, s, floor, min_side)
+    key = (tg.shape, hash(tg.tobytes()), round(s, 4), floor, min_side)
+    if key not in memo:
+        memo[key] = _coarse_peaks(pyr, tg, s, floor, min_side)
+    return memo[key]
+
+
 def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.0),
            method: str = "template", top_k: int = REFINE_TOP_K, floor: float = 0.5,
-           pyramid: list[np.ndarray] | None = None, prior_scale: float | None = None) -> list[Match]:
+           pyramid: list[np.ndarray] | None = None, prior_scale: float | None = None,
+           memo: dict[Any, list[Any]] | None = None) -> list[Match]:
     """Find ``template`` in ``screen`` at scales in ``[lo, hi]``; verified matches, best first.
 
     Every refined peak is returned with its checks (the caller applies thresholds);
@@ -331,6 +351,8 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
     after a group that produced a match verified at ``EARLY_STOP`` or better. ``prior_scale``
     (the scale the element is expected at, e.g. from the reference's source screen size) is
     searched alone first; the fill-in group is searched on a coarser level (``FILL_MIN_SIDE``).
+    ``memo`` (kept per screen, with the pyramid) remembers coarse peaks per template and scale, so
+    the multiscale tier does not search again the scale the template tier searched on the same screen.
     """
     sb, tb = as_bgr(screen, "screenshot"), as_bgr(template, "template")
     pyr = pyramid if pyramid is not None else gray_pyramid(to_gray(sb))
@@ -343,8 +365,10 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
         usable = [s for s in group if tw0 * s <= W and th0 * s <= H and min(tw0, th0) * s >= MIN_TEMPLATE_SIDE]
         fill = gi > 0 and all(abs(s / f - 1) > 0.03 for s in group for f in PRIOR_SCALES)
         side = FILL_MIN_SIDE if fill else COARSE_MIN_SIDE
-        coarse = sorted((p for s in usable for p in _coarse_peaks(pyr, tg, s, floor - 0.25, side)), reverse=True)
-        seen: list[BBox] = [m.bbox for m in matches]
+        coarse = sorted((p for s in usable for p in _memo_peaks(memo, pyr, tg, s, floor - 0.25, side)), reverse=True)
+        # A place an earlier group refined is refined again at this group's scales (nms keeps the better):
+        # an in-between scale (x1.13) matches weakly at 1.0 (refined up to x1.09), then well from 1.1.
+        seen: list[BBox] = []
         refined = 0
         for cv, x, y, s, k in coarse:
             if refined >= top_k or cv < COARSE_MIN or cv < coarse[0][0] - COARSE_MARGIN:

@@ -28,6 +28,7 @@ class Screen:
         self._texts: list[ocr.TextBox] | None = None
         self._orb: tuple[Any, Any] | None = None
         self._pyramid: list[np.ndarray] | None = None
+        self.coarse_memo: dict[Any, list[Any]] = {}
 
     @property
     def pil(self) -> Image.Image:
@@ -61,7 +62,8 @@ class Screen:
         return self._texts
 
     def pyramid(self) -> list[np.ndarray]:
-        """Gray pyramid (full, 1/2, 1/4, 1/8) shared by every template search on this screen."""
+        """Gray pyramid (full, 1/2, ... 1/16) shared by every template search on this screen
+        (with ``coarse_memo``, the coarse peaks found on it: ``matching.search(memo=)``)."""
         if self._pyramid is None:
             self._pyramid = matching.gray_pyramid(self.gray)
         return self._pyramid
