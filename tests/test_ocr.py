@@ -5,6 +5,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from remote.core import ocr
 from remote.core.hybrid_locator import HybridLocator
+from remote.core.screen import Screen
 
 
 def _box(text, bbox=(0, 0, 10, 10), score=0.9):
@@ -30,6 +31,48 @@ def test_label_inside_a_longer_line_gets_its_own_box_at_a_word_boundary():
     # Inside a word (same script on both sides) it stays a weak "contains" on the whole line.
     inner = ocr.match_text("发送", [ocr.TextBox("发送给朋友", (0, 0, 100, 40), 0.9)])[0]
     assert inner.kind == "contains" and inner.box.bbox == (0, 0, 100, 40)
+
+
+def test_label_split_at_a_word_gap_is_joined():
+    boxes = [_box("Create New", (100, 500, 300, 540)), _box("Account", (330, 502, 450, 540)),
+             _box("Sign in", (100, 600, 220, 640)), _box("Help", (900, 500, 980, 540))]
+    hit = ocr.match_text("Create New Account", boxes)[0]
+    assert hit.kind == "exact" and hit.box.bbox == (100, 500, 450, 540)
+    # Far apart on the line, or on different lines: not one label.
+    assert ocr.match_text("Account Help", boxes)[0].kind != "exact"
+    assert ocr.match_text("Create New Sign in", boxes)[0].kind != "exact"
+
+
+class _SizeDependentEngine:
+    """Reads "972" only when the image is at full resolution (small text lost when downscaled)."""
+
+    def __init__(self, full_width):
+        self.full_width, self.calls = full_width, []
+
+    def __call__(self, img, **kw):
+        self.calls.append(img.shape[1])
+        found = [[[[300, 1500], [340, 1500], [340, 1514], [300, 1514]], "972", 0.9]]
+        return (found if img.shape[1] == self.full_width else []), None
+
+
+def test_small_text_is_read_again_at_full_resolution(monkeypatch):
+    fake = _SizeDependentEngine(1440)
+    monkeypatch.setattr(ocr, "get_engine", lambda: fake)
+    screen = Screen(Image.new("RGB", (1440, 3200), "white"))
+    res = HybridLocator().locate_with_fallback("text:972", ["ocr"], screen)
+    assert res.success and res.element.bbox == (300, 1500, 340, 1514)
+    assert fake.calls == [576, 1440]           # the downscaled read first, then the full one
+    HybridLocator().locate_with_fallback("text:972", ["ocr"], screen)
+    assert fake.calls == [576, 1440]           # both readings are kept with the screen
+    # Found on the downscaled copy: not read again; a screen within MAX_SIDE has no second reading.
+    always = _SizeDependentEngine(576)
+    monkeypatch.setattr(ocr, "get_engine", lambda: always)
+    assert HybridLocator().locate_with_fallback("text:972", ["ocr"], Image.new("RGB", (1440, 3200))).success
+    assert always.calls == [576]
+    small = _SizeDependentEngine(0)
+    monkeypatch.setattr(ocr, "get_engine", lambda: small)
+    assert not HybridLocator().locate_with_fallback("text:972", ["ocr"], Image.new("RGB", (600, 1200))).success
+    assert small.calls == [600]
 
 
 @pytest.fixture(scope="module")

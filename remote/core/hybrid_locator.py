@@ -254,6 +254,11 @@ class HybridLocator:
 
     def _ocr_elements(self, screen: Screen, value: str, etype: str) -> list[UIElement]:
         hits = ocr.match_text(value, screen.text_boxes())
+        if not any(h.kind in ocr.SURE_KINDS for h in hits) and screen.ocr_downscaled:
+            # Not read on the downscaled copy: small text (counters, captions) needs the full resolution.
+            full = ocr.match_text(value, screen.text_boxes(full=True))
+            if any(h.kind in ocr.SURE_KINDS for h in full):
+                hits = full
         return [self._element("ocr", h.box.bbox, h.similarity * min(1.0, 0.1 + h.box.score), h.box.text,
                               etype, match=h.kind, ocr_score=round(h.box.score, 3)) for h in hits]
 
@@ -311,6 +316,7 @@ class HybridLocator:
         errors = []
         near: list[UIElement] = []   # the failing tiers' best elements, kept as candidates
         best_before: float | None = None   # best raw score of the template tiers that ran
+        memo: dict[Any, Any] = {}   # coarse peaks the template tier found, reused by multiscale
         try:
             tpls = [(matching.as_bgr(ref, "reference image"), size) for ref, size in refs]
         except matching.ImageInputError as exc:
@@ -320,7 +326,7 @@ class HybridLocator:
                                          for t, _ in tpls):
                 continue
             tried.append(tier)
-            elements = [e for tpl, size in tpls for e in self._visual_elements(tier, tpl, screen, etype, size)]
+            elements = [e for tpl, size in tpls for e in self._visual_elements(tier, tpl, screen, etype, size, memo)]
             if tier != "orb":
                 best_before = max([best_before or 0.0] + [e.metadata["raw_score"] for e in elements])
             result = self._decide(tier, elements, screen)
@@ -333,12 +339,13 @@ class HybridLocator:
                             candidates=sorted(near, key=lambda e: e.confidence, reverse=True)[:5])
 
     def _visual_elements(self, tier: str, tpl: Any, screen: Screen, etype: str,
-                         source_size: tuple[int, int] | None = None) -> list[UIElement]:
+                         source_size: tuple[int, int] | None = None, memo: dict[Any, Any] | None = None,
+                         ) -> list[UIElement]:
         info = matching.information(tpl)
         if tier == "template":
-            found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid(), memo=screen.coarse_memo)
+            found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid(), memo=memo)
         elif tier == "multiscale":
-            found = matching.find_multiscale(screen.bgr, tpl, pyramid=screen.pyramid(), memo=screen.coarse_memo,
+            found = matching.find_multiscale(screen.bgr, tpl, pyramid=screen.pyramid(), memo=memo,
                                              prior_scale=visual_policy.expected_scale(source_size, screen.size))
         else:
             found = matching.find_orb(screen.bgr, tpl, screen_features=screen.orb())

@@ -351,8 +351,8 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
     after a group that produced a match verified at ``EARLY_STOP`` or better. ``prior_scale``
     (the scale the element is expected at, e.g. from the reference's source screen size) is
     searched alone first; the fill-in group is searched on a coarser level (``FILL_MIN_SIDE``).
-    ``memo`` (kept per screen, with the pyramid) remembers coarse peaks per template and scale, so
-    the multiscale tier does not search again the scale the template tier searched on the same screen.
+    ``memo`` (one dict per locate) remembers coarse peaks per template and scale, so the multiscale
+    tier does not search again the scale the template tier just searched on the same pyramid.
     """
     sb, tb = as_bgr(screen, "screenshot"), as_bgr(template, "template")
     pyr = pyramid if pyramid is not None else gray_pyramid(to_gray(sb))

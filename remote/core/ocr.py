@@ -129,7 +129,33 @@ def _merged_lines(boxes: list[TextBox], max_lines: int = 6) -> list[TextBox]:
     return out
 
 
+def _joined_words(boxes: list[TextBox], max_boxes: int = 3) -> list[TextBox]:
+    """Runs of boxes side by side on one line merged into one box: OCR splits a label at a wide
+    word gap ("Create New" | "Account"). Neighbours overlap by half the smaller height and lie
+    less than two line heights apart."""
+    row = sorted(boxes, key=lambda b: (b.bbox[0], b.bbox[1]))
+    out = []
+    for i, first in enumerate(row):
+        text, box, score = first.text, list(first.bbox), first.score
+        joined = 1
+        for nxt in row[i + 1:]:
+            h = min(box[3] - box[1], nxt.bbox[3] - nxt.bbox[1])
+            overlap = min(box[3], nxt.bbox[3]) - max(box[1], nxt.bbox[1])
+            gap = nxt.bbox[0] - box[2]
+            if overlap < 0.5 * h or not -0.5 * h <= gap <= 2 * h:
+                continue
+            text += " " + nxt.text
+            box = [box[0], min(box[1], nxt.bbox[1]), max(box[2], nxt.bbox[2]), max(box[3], nxt.bbox[3])]
+            score = min(score, nxt.score)
+            out.append(TextBox(text, (box[0], box[1], box[2], box[3]), score))
+            joined += 1
+            if joined >= max_boxes:
+                break
+    return out
+
+
 PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
+SURE_KINDS = ("exact", "part")   # hits that need no second reading
 
 
 def _cls(ch: str) -> str:
@@ -177,7 +203,7 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
     exactly. Containment counts both ways only when the box text is not much longer than
     the target, so ``"发送"`` does not match a whole paragraph that happens to contain it
     first. A target longer than every line is also compared with runs of consecutive
-    lines merged (a wrapped label). A target found at a word boundary inside a longer line
+    lines merged (a wrapped label) and with neighbours on one line joined (a split label). A target found at a word boundary inside a longer line
     (two labels read as one line) is a ``part`` hit with its own sub-box (:func:`_part`).
     """
     q = _norm(target)
@@ -185,7 +211,7 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
         return []
     pool = list(boxes)
     if len(q) > max((len(_norm(b.text)) for b in boxes), default=0):
-        pool += _merged_lines(boxes)
+        pool += _merged_lines(boxes) + _joined_words(boxes)
     hits: list[TextHit] = []
     for b in pool:
         t = _norm(b.text)

@@ -25,10 +25,9 @@ class Screen:
         self._adb = adb
         self._tree: UITree | None = None
         self._tree_error = ""
-        self._texts: list[ocr.TextBox] | None = None
+        self._texts: dict[int, list[ocr.TextBox]] = {}
         self._orb: tuple[Any, Any] | None = None
         self._pyramid: list[np.ndarray] | None = None
-        self.coarse_memo: dict[Any, list[Any]] = {}
 
     @property
     def pil(self) -> Image.Image:
@@ -56,14 +55,21 @@ class Screen:
             self._tree_error = str(exc)
         return self._tree
 
-    def text_boxes(self) -> list[ocr.TextBox]:
-        if self._texts is None:
-            self._texts = ocr.read_text(self.bgr)
-        return self._texts
+    def text_boxes(self, full: bool = False) -> list[ocr.TextBox]:
+        """OCR lines, read once per screen on a copy downscaled to ``ocr.MAX_SIDE`` (or at full
+        resolution with ``full=True``: small text the downscaled copy loses)."""
+        side = max(self.size) if full else ocr.MAX_SIDE
+        if side not in self._texts:
+            self._texts[side] = ocr.read_text(self.bgr, max_side=side)
+        return self._texts[side]
+
+    @property
+    def ocr_downscaled(self) -> bool:
+        """True when the default OCR read is of a downscaled copy (a full-resolution read could see more)."""
+        return max(self.size) > ocr.MAX_SIDE
 
     def pyramid(self) -> list[np.ndarray]:
-        """Gray pyramid (full, 1/2, ... 1/16) shared by every template search on this screen
-        (with ``coarse_memo``, the coarse peaks found on it: ``matching.search(memo=)``)."""
+        """Gray pyramid (full, 1/2, 1/4, 1/8) shared by every template search on this screen."""
         if self._pyramid is None:
             self._pyramid = matching.gray_pyramid(self.gray)
         return self._pyramid
