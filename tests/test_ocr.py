@@ -41,6 +41,11 @@ def test_label_split_at_a_word_gap_is_joined():
     # Far apart on the line, or on different lines: not one label.
     assert ocr.match_text("Account Help", boxes)[0].kind != "exact"
     assert ocr.match_text("Create New Sign in", boxes)[0].kind != "exact"
+    # A longer line elsewhere on the screen does not stop a wrapped label from being read exactly.
+    wrapped = [_box("Get first", (912, 1100, 1080, 1140)), _box("comment", (930, 1150, 1060, 1190)),
+               _box("A much longer line of text somewhere else", (0, 300, 1000, 340))]
+    hit = ocr.match_text("Get first comment", wrapped)[0]
+    assert hit.kind == "exact" and hit.box.bbox == (912, 1100, 1080, 1190)
 
 
 class _SizeDependentEngine:

@@ -8,7 +8,9 @@ The engine is slow to build (~1 s), so it is made lazily, once per process
 without the angle classifier, text_score/box_thresh 0.3: 90.9 % located, 802 ms median
 per screenshot; 1280 px with RapidOCR's defaults: 89.8 %, 642 ms (p95 1252 ms); 1280 px
 without the classifier (phone text is upright) and thresholds 0.3 (``ENGINE_ARGS``):
-89.8 %, 596 ms (p95 924 ms) -- the default here.
+89.8 %, 596 ms (p95 924 ms) -- the default here. When that reading has no exact or
+word-bounded hit for a target, the locator reads the screen once more at full resolution
+(``Screen.text_boxes(full=True)``, kept with the screen): small counters and captions.
 
 When ``rapidocr_onnxruntime`` is not installed, :func:`available` is False, the
 locator logs that once and skips the tier.
@@ -142,6 +144,8 @@ def _joined_words(boxes: list[TextBox], max_boxes: int = 3) -> list[TextBox]:
             h = min(box[3] - box[1], nxt.bbox[3] - nxt.bbox[1])
             overlap = min(box[3], nxt.bbox[3]) - max(box[1], nxt.bbox[1])
             gap = nxt.bbox[0] - box[2]
+            if gap > 2 * (box[3] - box[1]):   # sorted by x: every later box is farther still
+                break
             if overlap < 0.5 * h or not -0.5 * h <= gap <= 2 * h:
                 continue
             text += " " + nxt.text
@@ -203,15 +207,19 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
     exactly. Containment counts both ways only when the box text is not much longer than
     the target, so ``"发送"`` does not match a whole paragraph that happens to contain it
     first. A target longer than every line is also compared with runs of consecutive
-    lines merged (a wrapped label) and with neighbours on one line joined (a split label). A target found at a word boundary inside a longer line
+    lines merged (a wrapped label) and with neighbours on one line joined (a split label);
+    other targets only when such a run reads exactly the target. A target found at a word boundary inside a longer line
     (two labels read as one line) is a ``part`` hit with its own sub-box (:func:`_part`).
     """
     q = _norm(target)
     if not q:
         return []
     pool = list(boxes)
+    runs = _merged_lines(boxes) + _joined_words(boxes)
     if len(q) > max((len(_norm(b.text)) for b in boxes), default=0):
-        pool += _merged_lines(boxes) + _joined_words(boxes)
+        pool += runs
+    else:   # a longer line elsewhere on the screen: a run still counts when it reads exactly the target
+        pool += [b for b in runs if _norm(b.text) == q]
     hits: list[TextHit] = []
     for b in pool:
         t = _norm(b.text)
