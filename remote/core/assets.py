@@ -22,6 +22,7 @@ import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
 from PIL import Image
@@ -104,18 +105,27 @@ class AssetsManager:
             base, n = _split_variant(p.stem)
             self._add(base, category, n, p)
 
-    def _load_aliases_yaml(self, path: Path) -> None:
+    def _read(self, path: Path) -> Any:
+        """The data of a YAML or JSON file (by suffix); None when it is absent or broken -- a broken
+        one is reported as a problem with its file and line, never raised."""
         if not path.is_file():
-            return
+            return None
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            text = path.read_text(encoding="utf-8")
+            return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text) or {}
+        except json.JSONDecodeError as exc:
+            self._problem(f"{path}:{exc.lineno}: bad JSON ({exc.msg})")
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
             self._problem(f"{where}: bad YAML ({getattr(exc, 'problem', exc)})")
-            return
         except (OSError, UnicodeDecodeError) as exc:
             self._problem(f"{path}: unreadable ({exc})")
+        return None
+
+    def _load_aliases_yaml(self, path: Path) -> None:
+        data = self._read(path)
+        if data is None:
             return
         if not isinstance(data, dict):
             self._problem(f"{path}: expected a mapping alias -> name, got {type(data).__name__}")
@@ -129,15 +139,8 @@ class AssetsManager:
                 self._problem(f"{path}: alias {alias!r} -> {name!r}: no image {name}.png in {path.parent}")
 
     def _load_index(self, path: Path) -> None:
-        if not path.is_file():
-            return
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            self._problem(f"{path}:{exc.lineno}: bad JSON ({exc.msg})")
-            return
-        except (OSError, UnicodeDecodeError) as exc:
-            self._problem(f"{path}: unreadable ({exc})")
+        data = self._read(path)
+        if data is None:
             return
         if not isinstance(data, dict):
             self._problem(f"{path}: expected an object of categories")
@@ -160,16 +163,7 @@ class AssetsManager:
     def _load_learned(self) -> None:
         path = self.assets_dir / "custom" / "learned.json"
         self._learned = []
-        if not path.is_file():
-            return
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            self._problem(f"{path}:{exc.lineno}: bad JSON ({exc.msg})")
-            return
-        except OSError as exc:
-            self._problem(f"{path}: unreadable ({exc})")
-            return
+        data = self._read(path)
         for entry in data if isinstance(data, list) else []:
             if isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 if (self.assets_dir / "custom" / entry["path"]).is_file():
