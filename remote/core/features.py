@@ -14,7 +14,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from remote.core.matching import MIN_TEMPLATE_SIDE, Match, as_bgr, resize_image, to_gray, verify
+from remote.core.image_checks import MIN_TEMPLATE_SIDE, as_bgr, resize_image, to_gray, verify
+from remote.core.matching import Match
 
 ORB_MIN_TEMPLATE_SIDE = 96   # small icons are upscaled so ORB's patches fit inside them
 
