@@ -48,6 +48,28 @@ def test_label_split_at_a_word_gap_is_joined():
     assert hit.kind == "exact" and hit.box.bbox == (912, 1100, 1080, 1190)
 
 
+def test_wrapped_label_read_past_other_columns_and_split_words():
+    # Another column's box on the same rows sorts between the two lines: it is stepped over.
+    boxes = [_box("他今天发布了26条微博，获得了", (108, 1316, 757, 1369)), _box("12:30", (900, 1318, 1000, 1360)),
+             _box("2287次互动", (124, 1384, 362, 1433)), _box("一条更长的别处的文字，比目标还要长得多的一行", (0, 200, 1000, 250))]
+    hit = ocr.match_text("他今天发布了26条微博，获得了2287次互动", boxes)[0]
+    assert hit.kind == "exact" and hit.box.bbox == (108, 1316, 757, 1433)
+    # A title split at a word gap on its first line and wrapped: words joined, then lines merged.
+    title = [_box("Create", (143, 105, 391, 161)), _box("New", (419, 101, 591, 164)),
+             _box("Account", (209, 205, 515, 264))]
+    hit = ocr.match_text("Create  New\nAccount", title)[0]
+    assert hit.kind == "exact" and hit.box.bbox == (143, 101, 591, 264)
+
+
+def test_label_cut_short_with_an_ellipsis():
+    boxes = [_box("Recomme...", (788, 1718, 947, 1753)), _box("Also rep…", (108, 1537, 296, 1585))]
+    assert [(h.kind, h.box.text) for h in ocr.match_text("Recommend", boxes)] == [("truncated", "Recomme...")]
+    assert ocr.match_text("Also repost", boxes)[0].kind == "truncated"
+    # Too little left before the dots, or a different word: not a truncation of the target.
+    assert all(h.kind != "truncated" for h in ocr.match_text("Alpha", [_box("Al...")]))
+    assert all(h.kind != "truncated" for h in ocr.match_text("Recording", boxes))
+
+
 class _SizeDependentEngine:
     """Reads "972" only when the image is at full resolution (small text lost when downscaled)."""
 

@@ -57,7 +57,7 @@ class TextBox:
 @dataclass(frozen=True)
 class TextHit:
     box: TextBox
-    kind: str          # "exact" | "part" | "contains" | "similar"
+    kind: str          # "exact" | "part" | "truncated" | "contains" | "similar"
     similarity: float  # 1.0 for exact, else difflib ratio / containment share
 
 
@@ -113,21 +113,29 @@ def _norm(s: str) -> str:
 
 def _merged_lines(boxes: list[TextBox], max_lines: int = 6) -> list[TextBox]:
     """Runs of consecutive lines (reading order) merged into one box: a label wrapped over
-    several lines is read as several boxes, one per line."""
+    several lines is read as several boxes, one per line. A box on the same row or in another
+    column (no horizontal overlap) is stepped over, not taken for the end of the label."""
     lines = sorted(boxes, key=lambda b: (b.bbox[1], b.bbox[0]))
     out = []
     for i, first in enumerate(lines):
         text, box, score = first.text, list(first.bbox), first.score
         line_h = first.bbox[3] - first.bbox[1]
-        for nxt in lines[i + 1:i + max_lines]:
+        merged = 1
+        for nxt in lines[i + 1:]:
             gap = nxt.bbox[1] - box[3]
-            overlap = min(box[2], nxt.bbox[2]) - max(box[0], nxt.bbox[0])
-            if gap > 1.2 * min(line_h, nxt.bbox[3] - nxt.bbox[1]) or overlap <= 0:
+            if gap > 1.2 * line_h:   # sorted by top: every later box starts lower still
                 break
+            overlap = min(box[2], nxt.bbox[2]) - max(box[0], nxt.bbox[0])
+            h = min(line_h, nxt.bbox[3] - nxt.bbox[1])
+            if gap > 1.2 * h or gap < -0.5 * h or overlap <= 0:
+                continue
             text += " " + nxt.text
             box = [min(box[0], nxt.bbox[0]), box[1], max(box[2], nxt.bbox[2]), nxt.bbox[3]]
             score = min(score, nxt.score)
             out.append(TextBox(text, (box[0], box[1], box[2], box[3]), score))
+            merged += 1
+            if merged >= max_lines:
+                break
     return out
 
 
@@ -159,7 +167,7 @@ def _joined_words(boxes: list[TextBox], max_boxes: int = 3) -> list[TextBox]:
 
 
 PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
-SURE_KINDS = ("exact", "part")   # hits that need no second reading
+SURE_KINDS = ("exact", "part", "truncated")   # hits that need no second reading
 
 
 def _cls(ch: str) -> str:
@@ -200,6 +208,15 @@ def _part(q: str, box: TextBox) -> TextBox | None:
     return TextBox(orig[a:b + 1], (px1, y1, max(px2, px1 + 2), y2), box.score)
 
 
+def _truncated_of(read: str, q: str) -> bool:
+    """``read`` (normalized) is ``q`` cut short with an ellipsis: the screen draws "Recomme…" for a
+    label too long for its view. The part before the dots must be at least 3 characters and half of ``q``."""
+    if not read.endswith(".."):
+        return False
+    stem = read.rstrip(".")
+    return len(stem) >= max(3, len(q) / 2) and q.startswith(stem) and len(stem) < len(q)
+
+
 def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN_SIMILARITY) -> list[TextHit]:
     """Boxes whose text matches ``target``: exact, then contains, then similar (difflib), best first.
 
@@ -207,15 +224,18 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
     exactly. Containment counts both ways only when the box text is not much longer than
     the target, so ``"发送"`` does not match a whole paragraph that happens to contain it
     first. A target longer than every line is also compared with runs of consecutive
-    lines merged (a wrapped label) and with neighbours on one line joined (a split label);
-    other targets only when such a run reads exactly the target. A target found at a word boundary inside a longer line
-    (two labels read as one line) is a ``part`` hit with its own sub-box (:func:`_part`).
+    lines merged (a wrapped label, words on a line joined first) and with neighbours on one
+    line joined (a split label); other targets only when such a run reads exactly the target.
+    A target found at a word boundary inside a longer line (two labels read as one line) is a
+    ``part`` hit with its own sub-box (:func:`_part`); a reading that is the target cut short
+    with an ellipsis ("Recomme...") is a ``truncated`` hit. Both count as sure as ``part``.
     """
     q = _norm(target)
     if not q:
         return []
     pool = list(boxes)
-    runs = _merged_lines(boxes) + _joined_words(boxes)
+    joined = _joined_words(boxes)
+    runs = _merged_lines(boxes + joined) + joined   # words joined into lines, lines into a wrapped label
     if len(q) > max((len(_norm(b.text)) for b in boxes), default=0):
         pool += runs
     else:   # a longer line elsewhere on the screen: a run still counts when it reads exactly the target
@@ -233,12 +253,14 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
                 hits.append(TextHit(part, "part", PART_SIMILARITY))
             else:
                 hits.append(TextHit(b, "contains", len(q) / len(t)))
+        elif _truncated_of(t, q):
+            hits.append(TextHit(b, "truncated", PART_SIMILARITY))
         elif t in q and len(t) >= 0.6 * len(q):
             hits.append(TextHit(b, "contains", len(t) / len(q)))
         else:
             r = difflib.SequenceMatcher(None, q, t).ratio()
             if r >= min_similarity:
                 hits.append(TextHit(b, "similar", r))
-    rank = {"exact": 0, "part": 1, "contains": 2, "similar": 3}
+    rank = {"exact": 0, "part": 1, "truncated": 1, "contains": 2, "similar": 3}
     hits.sort(key=lambda h: (rank[h.kind], -h.similarity, -h.box.score))
     return hits
