@@ -8,6 +8,10 @@ A node with text is left out of the OCR measurement (and counted per reason) whe
              the widget draws a graphic (thumb and track), not the word
   glyph      only private-use characters (U+E000-U+F8FF): an icon font draws them as an icon
   alt        a web view's ``android.widget.Image``: its text is the image's alt text or file name
+  web        a web view's own text (the page's document title), or a text node with the web
+             view's box: a web container's caption (Weibo's "Provided by m.weibo.cn", shown only
+             when the page is pulled down; drawn on none of these screenshots, checked by eye)
+  markup     nothing left after the app's span placeholders are removed (below)
   small      narrower than 16 px or lower than 12 px, or not wholly inside the screenshot
   clipped    less than 80 % of its box inside every ancestor's box (scrolled out of its list)
   covered    half of its box or more under a node drawn later (document order is drawing
@@ -17,6 +21,10 @@ A node with text is left out of the OCR measurement (and counted per reason) whe
              ``android.view.View`` (a transparent touch area): a drawer, popup, button bar or
              floating button drawn on top (the dump still lists what is behind it)
 
+Span placeholders: Weibo writes ``*&*`` where it draws an inline icon or a gap and
+``tag_margin_left`` where it leaves a margin ("*&**&*Follow" is drawn "+ Follow"). The node is
+measured by its :func:`drawn_text`, the text with those removed.
+
 The UI-tree tier is measured on the same node set, so both figures refer to one population.
 """
 
@@ -25,7 +33,17 @@ from __future__ import annotations
 from remote.core.ui_tree import UINode, UITree, normalize_text
 
 STATE_WORDS = {"on", "off", "开启", "关闭", "开", "关", "已开启", "已关闭"}
-REASONS = ("password", "state", "glyph", "alt", "small", "clipped", "covered")
+REASONS = ("password", "state", "glyph", "alt", "web", "markup", "small", "clipped", "covered")
+PLACEHOLDERS = ("*&*", "tag_margin_left")
+WEB_VIEW = "android.webkit.WebView"
+
+
+def drawn_text(n: UINode) -> str:
+    """The node's text as the screen draws it: without the app's span placeholders."""
+    text = n.text
+    for token in PLACEHOLDERS:
+        text = text.replace(token, " ")
+    return text.strip()
 
 
 def _area(b) -> int:
@@ -55,6 +73,11 @@ def _reason(tree: UITree, n: UINode, size: tuple[int, int]) -> str:
         return "glyph"
     if n.class_name == "android.widget.Image":
         return "alt"
+    if n.class_name == WEB_VIEW or any(all(abs(a - b) <= 2 for a, b in zip(n.bounds, w.bounds, strict=True))
+                                       for w in tree.nodes if w.class_name == WEB_VIEW):
+        return "web"
+    if not drawn_text(n):
+        return "markup"
     x1, y1, x2, y2 = n.bounds
     if n.width < 16 or n.height < 12 or x1 < 0 or y1 < 0 or x2 > size[0] or y2 > size[1]:
         return "small"

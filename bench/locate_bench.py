@@ -44,7 +44,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _cases import CONDITIONS, NEGATIVE, build_cases, condition_screen, load_pairs  # noqa: E402
-from _text_nodes import REASONS, drawn_text_nodes  # noqa: E402
+from _text_nodes import REASONS, drawn_text, drawn_text_nodes  # noqa: E402
 
 from remote.core import matching, ocr  # noqa: E402
 from remote.core.hybrid_locator import VISUAL, HybridLocator  # noqa: E402
@@ -179,7 +179,8 @@ def run_text(pairs, order, per_screen):
             left_out[k] += v
         for n in nodes:
             # Nodes with the same label are the same thing to a reader: either is a right answer.
-            same = [m for m in tree.visible_nodes() if normalize_text(m.text) == normalize_text(n.text)]
+            label = drawn_text(n)
+            same = [m for m in tree.visible_nodes() if normalize_text(drawn_text(m)) == normalize_text(label)]
             ok_boxes = [b for m in same for b in (m.bounds, tree.clickable_target(m).bounds)]
 
             def right(pt, ok_boxes=ok_boxes):
@@ -189,7 +190,7 @@ def run_text(pairs, order, per_screen):
                 return right(((b[0] + b[2]) // 2, (b[1] + b[3]) // 2))
             for tier in ("tree", "ocr"):
                 t = time.perf_counter()
-                res = loc.locate_with_fallback("text:" + n.text, [tier], screen)
+                res = loc.locate_with_fallback("text:" + label, [tier], screen)
                 ms = (time.perf_counter() - t) * 1000
                 tally.add((tier, "text"), judge(res, right, same_thing), ms)
                 best = res.element or (res.candidates[0] if res.candidates else None)
