@@ -48,3 +48,18 @@ def test_learned_crops_carry_their_source_size(tmp_path):
     sizes = [s for _, s in am.variants_with_sources("wechat")]
     assert sizes == [None, (1080, 2400)]
     assert len(am.get_variants("wechat")) == 2
+
+
+def test_reference_from_another_density_skips_the_same_scale_tier():
+    icon = _icon(4)
+    shown = icon.resize((45, 45), Image.Resampling.LANCZOS)   # cut on a 400-wide screen, shown on a 300-wide one
+    scr = Image.new("RGB", (300, 600), (250, 250, 250))
+    scr.paste(shown, (120, 200))
+    loc = HybridLocator(strategy="opencv_only", cache_ttl=0)
+    res = loc.locate_image(icon, scr, source_size=(400, 800))
+    assert res.success and res.method_used == "multiscale" and "template" not in res.tiers_tried
+    assert 120 <= res.element.center[0] < 165 and 200 <= res.element.center[1] < 245
+    # Unknown or same-density source: the same-scale tier still runs first.
+    assert loc.locate_image(icon, scr).tiers_tried[0] == "template"
+    assert visual_policy.same_scale_possible((300, 600), (300, 600))
+    assert not visual_policy.same_scale_possible((400, 800), (300, 600))

@@ -318,15 +318,19 @@ class HybridLocator:
         best_before: float | None = None   # best raw score of the template tiers that ran
         memo: dict[Any, Any] = {}   # coarse peaks the template tier found, reused by multiscale
         try:
-            tpls = [(matching.as_bgr(ref, "reference image"), size) for ref, size in refs]
+            tpls = [(tpl, size, matching.information(tpl))
+                    for tpl, size in ((matching.as_bgr(ref, "reference image"), size) for ref, size in refs)]
         except matching.ImageInputError as exc:
             return LocateResult(False, error=str(exc), method_used=tiers[0] if tiers else "")
         for tier in tiers:
-            if tier == "orb" and not any(visual_policy.orb_worth_trying(matching.information(t), best_before)
-                                         for t, _ in tpls):
+            if tier == "orb" and not any(visual_policy.orb_worth_trying(info, best_before) for _, _, info in tpls):
+                continue
+            if tier == "template" and "multiscale" in tiers and not any(
+                    visual_policy.same_scale_possible(size, screen.size) for _, size, _ in tpls):
                 continue
             tried.append(tier)
-            elements = [e for tpl, size in tpls for e in self._visual_elements(tier, tpl, screen, etype, size, memo)]
+            elements = [e for tpl, size, info in tpls
+                        for e in self._visual_elements(tier, tpl, screen, etype, size, memo, info)]
             if tier != "orb":
                 best_before = max([best_before or 0.0] + [e.metadata["raw_score"] for e in elements])
             result = self._decide(tier, elements, screen)
@@ -338,10 +342,8 @@ class HybridLocator:
         return LocateResult(False, error="; ".join(errors) or "no visual match",
                             candidates=sorted(near, key=lambda e: e.confidence, reverse=True)[:5])
 
-    def _visual_elements(self, tier: str, tpl: Any, screen: Screen, etype: str,
-                         source_size: tuple[int, int] | None = None, memo: dict[Any, Any] | None = None,
-                         ) -> list[UIElement]:
-        info = matching.information(tpl)
+    def _visual_elements(self, tier: str, tpl: Any, screen: Screen, etype: str, source_size: tuple[int, int] | None,
+                         memo: dict[Any, Any], info: dict[str, float]) -> list[UIElement]:
         if tier == "template":
             found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid(), memo=memo)
         elif tier == "multiscale":

@@ -222,6 +222,26 @@ def _memo_peaks(memo: dict[Any, list[Any]] | None, pyr: list[np.ndarray], tg: np
     return memo[key]
 
 
+def _pick(coarse: list[tuple[float, int, int, float, int]], tw0: int, th0: int,
+          top_k: int) -> list[tuple[float, int, int, float, int]]:
+    """The coarse peaks (best first) worth refining: strong enough, near the best, one per place.
+
+    A place an earlier scale group refined is refined again at this group's scales (nms keeps the
+    better): an in-between scale (x1.13) matches weakly at 1.0 (refined up to x1.09), then well from 1.1.
+    """
+    picked: list[tuple[float, int, int, float, int]] = []
+    seen: list[BBox] = []
+    for peak in coarse:
+        cv, x, y, s, _k = peak
+        if len(picked) >= top_k or cv < COARSE_MIN or cv < coarse[0][0] - COARSE_MARGIN:
+            break
+        box = (x, y, x + round(tw0 * s), y + round(th0 * s))
+        if all(iou(box, b) <= 0.5 for b in seen):
+            seen.append(box)
+            picked.append(peak)
+    return picked
+
+
 def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.0),
            method: str = "template", top_k: int = REFINE_TOP_K, floor: float = 0.5,
            pyramid: list[np.ndarray] | None = None, prior_scale: float | None = None,
@@ -250,18 +270,7 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
         fill = gi > 0 and all(abs(s / f - 1) > 0.03 for s in group for f in PRIOR_SCALES)
         side = FILL_MIN_SIDE if fill else COARSE_MIN_SIDE
         coarse = sorted((p for s in usable for p in _memo_peaks(memo, pyr, tg, s, floor - 0.25, side)), reverse=True)
-        # A place an earlier group refined is refined again at this group's scales (nms keeps the better):
-        # an in-between scale (x1.13) matches weakly at 1.0 (refined up to x1.09), then well from 1.1.
-        seen: list[BBox] = []
-        refined = 0
-        for cv, x, y, s, k in coarse:
-            if refined >= top_k or cv < COARSE_MIN or cv < coarse[0][0] - COARSE_MARGIN:
-                break
-            bw, bh = round(tw0 * s), round(th0 * s)
-            if any(iou((x, y, x + bw, y + bh), b) > 0.5 for b in seen):
-                continue
-            seen.append((x, y, x + bw, y + bh))
-            refined += 1
+        for cv, x, y, s, k in _pick(coarse, tw0, th0, top_k):
             ref = _refine(pyr, tg, x, y, s, k, multi)
             if ref is None or ref[0] < floor:
                 continue

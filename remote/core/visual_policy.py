@@ -8,7 +8,8 @@ icon, measured at x1.09 on the bench), so its verified score is lowered by
 ``OFF_SCALE_PENALTY`` before calibration: an off-scale match must verify that much
 better to be accepted. With an unknown or different source size the penalty does not apply;
 a known source size still makes multiscale search the expected scale (:func:`expected_scale`)
-first (a match verified at ``matching.EARLY_STOP`` there ends the search, as after any group).
+first (a match verified at ``matching.EARLY_STOP`` there ends the search, as after any group),
+and a source of another density skips the same-scale template tier (:func:`same_scale_possible`).
 
 ORB gate: ORB finds deformed matches that uniform-scale templates miss, but it never
 added a hit on the bench and costs 10-40 ms on every miss. It runs only for a
@@ -52,6 +53,17 @@ def expected_scale(source_size: Sequence[int] | None, screen_size: Sequence[int]
     if not source_size or min(source_size) <= 0:
         return None
     return round(min(screen_size) / min(source_size), 4)
+
+
+def same_scale_possible(source_size: Sequence[int] | None, screen_size: Sequence[int]) -> bool:
+    """False when the reference is known to come from a screen of another density: the same-scale
+    template tier is then skipped and multiscale starts at the expected scale (saves 3-4 ms).
+
+    >>> same_scale_possible((1080, 2340), (810, 1755)), same_scale_possible(None, (810, 1755))
+    (False, True)
+    """
+    scale = expected_scale(source_size, screen_size)
+    return scale is None or abs(scale - 1.0) <= SAME_SCALE_TOL
 
 
 def orb_worth_trying(info: dict[str, float], best_raw_before: float | None) -> bool:
