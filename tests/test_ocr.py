@@ -67,6 +67,7 @@ def test_label_cut_short_with_an_ellipsis():
     assert ocr.match_text("Also repost", boxes)[0].kind == "truncated"
     # Too little left before the dots, or a different word: not a truncation of the target.
     assert all(h.kind != "truncated" for h in ocr.match_text("Alpha", [_box("Al...")]))
+    assert all(h.kind != "truncated" for h in ocr.match_text("Settings", [_box("Sett...")]))
     assert all(h.kind != "truncated" for h in ocr.match_text("Recording", boxes))
 
 

@@ -210,11 +210,12 @@ def _part(q: str, box: TextBox) -> TextBox | None:
 
 def _truncated_of(read: str, q: str) -> bool:
     """``read`` (normalized) is ``q`` cut short with an ellipsis: the screen draws "Recomme…" for a
-    label too long for its view. The part before the dots must be at least 3 characters and half of ``q``."""
+    label too long for its view. The part before the dots must be at least 3 characters and 60 % of
+    ``q`` ("Sett..." is not "Settings": it could as well be "Settlement")."""
     if not read.endswith(".."):
         return False
     stem = read.rstrip(".")
-    return len(stem) >= max(3, len(q) / 2) and q.startswith(stem) and len(stem) < len(q)
+    return len(stem) >= max(3, 0.6 * len(q)) and q.startswith(stem) and len(stem) < len(q)
 
 
 def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN_SIMILARITY) -> list[TextHit]:
