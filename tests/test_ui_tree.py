@@ -4,7 +4,9 @@ import csv
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
+from remote.core.hybrid_locator import HybridLocator
 from remote.core.ui_tree import UITreeError, normalize_text, parse_bounds, parse_hierarchy
 from remote.errors import LocateError
 
@@ -54,6 +56,15 @@ def test_find_by_text_exact_before_contains_whitespace_insensitive(tree):
     assert [h.text for h in hits] == ["张 三", "张三丰"]
     assert [h.text for h in tree.find_by_text("张三", exact=True)] == ["张 三"]
     assert [h.text for h in tree.find_by_text("张三", exact=False)] == ["张三丰"]
+
+
+def test_text_equal_but_for_an_apps_placeholders_is_an_exact_hit():
+    dump = DUMP.replace('text="张三丰"', 'text="382.6K*&amp;*Followers"')
+    tree = parse_hierarchy(dump, (1080, 2400))
+    assert [h.text for h in tree.find_by_text("382.6K Followers", exact=True)] == ["382.6K*&*Followers"]
+    assert tree.find_by_text("382.6 Followers") == [] and tree.find_by_text("*&*", exact=True) == []
+    res = HybridLocator().locate("text:382.6K Followers", Image.new("RGB", (1080, 2400)), hierarchy=tree)
+    assert res.success and res.element.metadata["match"] == "loose" and res.element.center == (170, 530)
 
 
 def test_find_by_text_falls_back_to_desc_case_insensitive(tree):

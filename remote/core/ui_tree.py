@@ -11,8 +11,8 @@ Junk before ``<?xml`` and the "dumped to" line after ``</hierarchy>`` are tolera
 a truncated or corrupt file raises :class:`UITreeError` naming the problem.
 
 Finders return only nodes that are on screen with a non-zero area, so a hit can
-always be tapped. Text matching ignores whitespace and case; exact matches come
-before ``contains`` matches.
+always be tapped. Text matching ignores whitespace and case; exact matches (also
+equal but for punctuation and symbols, :func:`loose_text`) come before ``contains`` matches.
 """
 
 from __future__ import annotations
@@ -81,6 +81,13 @@ def normalize_text(s: str) -> str:
     return _WS.sub("", s or "").casefold()
 
 
+def loose_text(s: str) -> str:
+    """Letters and digits only (:func:`normalize_text` without punctuation and symbols): a label an
+    app decorates with placeholders or marks ("382.6K*&*Followers", "设置 >") compares equal to what
+    a person types ("382.6K Followers", "设置")."""
+    return "".join(c for c in normalize_text(s) if c.isalnum())
+
+
 def parse_bounds(value: str) -> BBox | None:
     """``"[0,84][1080,210]"`` -> ``(0, 84, 1080, 210)``; None when malformed."""
     m = _BOUNDS.search(value or "")
@@ -119,13 +126,14 @@ class UITree:
         q = normalize_text(query)
         if not q:
             return []
+        loose = loose_text(query)
         exact_hits: list[UINode] = []
         contains_hits: list[UINode] = []
         for n in self.nodes:
             if not self.on_screen(n):
                 continue
             values = [normalize_text(getattr(n, f)) for f in fields]
-            if any(v == q for v in values):
+            if any(v == q for v in values) or (len(loose) >= 2 and any(loose_text(v) == loose for v in values)):
                 exact_hits.append(n)
             elif any(v and q in v for v in values):
                 contains_hits.append(n)
