@@ -33,7 +33,7 @@ from remote.core.coords import bbox_center, to_pixels, validate_bbox, visible_re
 from remote.core.locate_cache import LocateCache
 from remote.core.screen import Screen
 from remote.core.target_ref import VISUAL, default_tiers, parse_target
-from remote.core.ui_tree import UITree, loose_text, normalize_text
+from remote.core.ui_tree import UITree, loosely_equal, normalize_text
 from remote.records import LocateResult, LocateStrategy, UIElement
 
 __all__ = ["HybridLocator", "LocateStrategy", "parse_target"]
@@ -245,7 +245,7 @@ class HybridLocator:
                 continue
             label = normalize_text(n.text if kind == "text" and normalize_text(n.text) else n.content_desc)
             exact = kind == "id" or label == q
-            loose = not exact and loose_text(label) == loose_text(value)   # equal but for punctuation
+            loose = not exact and loosely_equal(label, value)   # equal but for punctuation and symbols
             raw = 1.0 if exact else 0.95 if loose else 0.5 + 0.3 * (len(q) / max(len(label), 1))
             out.append(self._element("tree", target.bounds, raw, n.label or n.resource_id, etype, node=n.position,
                                      match="exact" if exact else "loose" if loose else "contains",

@@ -88,6 +88,12 @@ def loose_text(s: str) -> str:
     return "".join(c for c in normalize_text(s) if c.isalnum())
 
 
+def loosely_equal(label: str, query: str) -> bool:
+    """Equal by :func:`loose_text`, with at least two letters or digits to compare."""
+    loose = loose_text(query)
+    return len(loose) >= 2 and loose_text(label) == loose
+
+
 def parse_bounds(value: str) -> BBox | None:
     """``"[0,84][1080,210]"`` -> ``(0, 84, 1080, 210)``; None when malformed."""
     m = _BOUNDS.search(value or "")
@@ -126,14 +132,13 @@ class UITree:
         q = normalize_text(query)
         if not q:
             return []
-        loose = loose_text(query)
         exact_hits: list[UINode] = []
         contains_hits: list[UINode] = []
         for n in self.nodes:
             if not self.on_screen(n):
                 continue
             values = [normalize_text(getattr(n, f)) for f in fields]
-            if any(v == q for v in values) or (len(loose) >= 2 and any(loose_text(v) == loose for v in values)):
+            if any(v == q or loosely_equal(v, query) for v in values):
                 exact_hits.append(n)
             elif any(v and q in v for v in values):
                 contains_hits.append(n)
