@@ -63,3 +63,15 @@ def test_reference_from_another_density_skips_the_same_scale_tier():
     assert loc.locate_image(icon, scr).tiers_tried[0] == "template"
     assert visual_policy.same_scale_possible((300, 600), (300, 600))
     assert not visual_policy.same_scale_possible((400, 800), (300, 600))
+
+
+def test_known_source_size_narrows_the_scales_searched():
+    icon = _icon(5)
+    half = icon.resize((30, 30), Image.Resampling.LANCZOS)   # x0.5: no phone-to-phone density change
+    scr = Image.new("RGB", (400, 800), (250, 250, 250))
+    scr.paste(half, (200, 500))
+    loc = HybridLocator(strategy="opencv_only", cache_ttl=0)
+    assert loc.locate_image(icon, scr).success                            # origin unknown: 0.5-1.5
+    assert not loc.locate_image(icon, scr, source_size=scr.size).success   # same size: 0.75-1.4 only
+    assert loc.locate_image(icon, scr, source_size=(800, 1600)).success    # expected 0.5: found
+    assert visual_policy.scale_range((800, 1600), (400, 800)) == (0.375, 0.7)

@@ -347,7 +347,8 @@ class HybridLocator:
         if tier == "template":
             found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid(), memo=memo)
         elif tier == "multiscale":
-            found = matching.find_multiscale(screen.bgr, tpl, pyramid=screen.pyramid(), memo=memo,
+            found = matching.find_multiscale(screen.bgr, tpl, *visual_policy.scale_range(source_size, screen.size),
+                                             pyramid=screen.pyramid(), memo=memo,
                                              prior_scale=visual_policy.expected_scale(source_size, screen.size))
         else:
             found = matching.find_orb(screen.bgr, tpl, screen_features=screen.orb())

@@ -55,6 +55,23 @@ def expected_scale(source_size: Sequence[int] | None, screen_size: Sequence[int]
     return round(min(screen_size) / min(source_size), 4)
 
 
+PRIOR_RANGE = (0.75, 1.4)   # around the expected scale: dpi at one width (400-480) x display size (0.85-1.3)
+SCALE_RANGE = (0.5, 1.5)    # without a source size
+
+
+def scale_range(source_size: Sequence[int] | None, screen_size: Sequence[int]) -> tuple[float, float]:
+    """The scales multiscale searches: 0.5-1.5 for a reference of unknown origin; around the expected
+    scale when its source screen size is known (:data:`PRIOR_RANGE`).
+
+    >>> scale_range(None, (1080, 2340)), scale_range((1080, 2340), (1080, 2340))
+    ((0.5, 1.5), (0.75, 1.4))
+    """
+    scale = expected_scale(source_size, screen_size)
+    if scale is None:
+        return SCALE_RANGE
+    return round(scale * PRIOR_RANGE[0], 4), round(scale * PRIOR_RANGE[1], 4)
+
+
 def same_scale_possible(source_size: Sequence[int] | None, screen_size: Sequence[int]) -> bool:
     """False when the reference is known to come from a screen of another density: the same-scale
     template tier is then skipped and multiscale starts at the expected scale (saves 3-4 ms).
