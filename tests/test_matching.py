@@ -116,3 +116,17 @@ def test_in_between_scale_is_found_without_a_prior(scale):
     found = M.find_multiscale(_screen((shown, (300, 200)), size=(1200, 700)), icon)
     assert found and M.iou(found[0].bbox, (300, 200, 300 + side, 200 + side)) > 0.85
     assert found[0].score >= M.EARLY_STOP and abs(found[0].scale / scale - 1) < 0.05
+
+
+def test_a_shared_memo_changes_no_result():
+    """One memo per locate serves every tier and reference: coarse peaks and half-level checks are
+    reused only for the same template (two references of one target share a memo)."""
+    big = np.array(Image.fromarray(_icon(7, (120, 120))).resize((150, 150)))
+    scr = _screen((_icon(7, (120, 120)), (40, 60)), (big, (200, 500)), (_icon(8, (120, 120)), (220, 200)))
+    memo: dict = {}
+    for tpl in (_icon(7, (120, 120)), _icon(8, (120, 120)), _icon(9, (120, 120))):
+        for find, kw in ((M.find_template, {}), (M.find_multiscale, {"prior_scale": 1.0})):
+            shared = find(scr, tpl, memo=memo, **kw)
+            alone = find(scr, tpl, **kw)
+            assert [(m.bbox, m.score) for m in shared] == [(m.bbox, m.score) for m in alone]
+    assert any(k[0] == "half" for k in memo) and any(k[0] == "coarse" for k in memo)

@@ -163,35 +163,45 @@ def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[floa
 
 
 def _refine(pyr: list[np.ndarray], tg: np.ndarray, x: int, y: int, scale: float, k: int,
-            multiscale: bool) -> tuple[float, BBox, float] | None:
+            multiscale: bool, memo: dict[Any, Any] | None = None, tkey: Any = None) -> tuple[float, BBox, float] | None:
     """Best full-resolution NCC near the coarse peak (x, y) found on pyramid level ``k``.
 
-    Multiscale: the scale is settled over +-6 % on the half level (4x cheaper), then the
-    winner is matched at full resolution over +-1.5 %.
+    The place is checked on the half level first (4x cheaper): under ``HALF_FIRST`` (multiscale)
+    or ``HALF_MIN`` (same scale) it is dropped. Multiscale settles the scale over +-6 % there,
+    then matches the winner at full resolution over +-1.5 %; same scale matches it at full
+    resolution in a 4 px window.
     """
     sg = pyr[0]
     m = 2 ** k + 3
     scales = [scale]
+    steps = (0.94, 0.97, 1.0, 1.03, 1.06)
+    wide = m + round(0.06 * max(tg.shape) * scale)   # room for the +-6 % scale steps
     if multiscale:
-        steps = (0.94, 0.97, 1.0, 1.03, 1.06)
-        m += round(0.06 * max(tg.shape) * scale)
-        if len(pyr) > 1 and min(tg.shape) * scale * 0.5 >= 10:
-            first = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * 0.5], m // 2 + 2)
-            if first is None or first[0] < HALF_FIRST:
-                return None
-            coarse = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0],
-                                m // 2 + 2)
-            if coarse is None or coarse[0] < first[0]:
-                coarse = first
-            val, box, s_half = coarse
-            # Every match accepted on the bench had NCC >= 0.79 here (a verified 0.8 needs it):
-            # a peak this weak is an absent template's, not worth the full-resolution pass.
-            if val < HALF_MIN:
-                return None
-            x, y, m = box[0] * 2, box[1] * 2, 4
-            scales = [s_half * 2 * f for f in (0.97, 0.985, 1.0, 1.015, 1.03)]
+        m, scales = wide, [scale * f for f in steps]
+    if len(pyr) > 1 and min(tg.shape) * scale * 0.5 >= 10:
+        # The half level first, at the coarse scale alone (4x cheaper than full resolution); the same
+        # check for both tiers, remembered per locate: multiscale re-checks the template tier's peaks.
+        key = ("half", tkey, x, y, round(scale, 4), k)
+        if memo is not None and key in memo:
+            first = memo[key]
         else:
-            scales = [scale * f for f in steps]
+            first = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * 0.5], wide // 2 + 2)
+            if memo is not None:
+                memo[key] = first
+        if first is None or first[0] < (HALF_FIRST if multiscale else HALF_MIN):
+            return None
+        best = first
+        if multiscale:   # the scale settled over +-6 % there
+            other = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0], wide // 2 + 2)
+            if other is not None and other[0] > first[0]:
+                best = other
+        val, box, s_half = best
+        # Every match accepted on the bench had NCC >= 0.79 here (a verified 0.8 needs it):
+        # a peak this weak is an absent template's, not worth the full-resolution pass.
+        if val < HALF_MIN:
+            return None
+        x, y, m = box[0] * 2, box[1] * 2, 4
+        scales = [s_half * 2 * f for f in ((0.97, 0.985, 1.0, 1.015, 1.03) if multiscale else (1.0,))]
     found = _refine_at(sg, tg, x, y, scales, m)
     if found is None or min(found[1][2] - found[1][0], found[1][3] - found[1][1]) < MIN_TEMPLATE_SIDE:
         return None
@@ -212,11 +222,11 @@ def _coarse_peaks(pyr: list[np.ndarray], tg: np.ndarray, s: float, floor: float,
     return [(v, round(x / f), round(y / f), s, k) for v, x, y in _peaks(res, tw, th, COARSE_PEAKS, floor)]
 
 
-def _memo_peaks(memo: dict[Any, list[Any]] | None, pyr: list[np.ndarray], tg: np.ndarray, s: float, floor: float,
-                min_side: int) -> list[tuple[float, int, int, float, int]]:
+def _memo_peaks(memo: dict[Any, list[Any]] | None, tkey: Any, pyr: list[np.ndarray], tg: np.ndarray, s: float,
+                floor: float, min_side: int) -> list[tuple[float, int, int, float, int]]:
     if memo is None:
         return _coarse_peaks(pyr, tg, s, floor, min_side)
-    key = (tg.shape, hash(tg.tobytes()), round(s, 4), floor, min_side)
+    key = ("coarse", tkey, round(s, 4), floor, min_side)
     if key not in memo:
         memo[key] = _coarse_peaks(pyr, tg, s, floor, min_side)
     return memo[key]
@@ -264,14 +274,15 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
     H, W = pyr[0].shape
     th0, tw0 = tg.shape
     multi = scales[1] - scales[0] > 1e-6
+    tkey = (tg.shape, hash(tg.tobytes())) if memo is not None else None   # this template, in the memo's keys
     matches: list[Match] = []
     for gi, group in enumerate(_scale_groups(*scales, prior=prior_scale)):
         usable = [s for s in group if tw0 * s <= W and th0 * s <= H and min(tw0, th0) * s >= MIN_TEMPLATE_SIDE]
         fill = gi > 0 and all(abs(s / f - 1) > 0.03 for s in group for f in PRIOR_SCALES)
         side = FILL_MIN_SIDE if fill else COARSE_MIN_SIDE
-        coarse = sorted((p for s in usable for p in _memo_peaks(memo, pyr, tg, s, floor - 0.25, side)), reverse=True)
+        coarse = sorted((p for s in usable for p in _memo_peaks(memo, tkey, pyr, tg, s, floor - 0.25, side)), reverse=True)
         for cv, x, y, s, k in _pick(coarse, tw0, th0, top_k):
-            ref = _refine(pyr, tg, x, y, s, k, multi)
+            ref = _refine(pyr, tg, x, y, s, k, multi, memo, tkey)
             if ref is None or ref[0] < floor:
                 continue
             val, box, s2 = ref
