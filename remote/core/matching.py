@@ -143,8 +143,9 @@ def _level_for(side: float, n_levels: int, min_side: int = COARSE_MIN_SIDE) -> i
 
 
 def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[float],
-               margin: int) -> tuple[float, BBox, float] | None:
-    """Best NCC in a window around (x, y) of ``sg`` for each template scale; (score, box, scale)."""
+               margin: int, sized: dict[tuple[int, int], np.ndarray] | None = None) -> tuple[float, BBox, float] | None:
+    """Best NCC in a window around (x, y) of ``sg`` for each template scale; (score, box, scale).
+    ``sized``: the template resized, per size, kept across the peaks of one search."""
     best: tuple[float, BBox, float] | None = None
     H, W = sg.shape
     for s in scales:
@@ -155,7 +156,12 @@ def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[floa
         cx, cy = min(max(0, x), W - tw), min(max(0, y), H - th)
         x0, y0 = max(0, cx - margin), max(0, cy - margin)
         x1, y1 = min(W, cx + tw + margin), min(H, cy + th + margin)
-        res = cv2.matchTemplate(sg[y0:y1, x0:x1], resize_image(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
+        tpl = sized.get((tw, th)) if sized is not None else None
+        if tpl is None:
+            tpl = resize_image(tg, (tw, th))
+            if sized is not None:
+                sized[(tw, th)] = tpl
+        res = cv2.matchTemplate(sg[y0:y1, x0:x1], tpl, cv2.TM_CCOEFF_NORMED)
         _, val, _, loc = cv2.minMaxLoc(res)
         if math.isfinite(val) and (best is None or val > best[0]):
             best = (float(val), (x0 + loc[0], y0 + loc[1], x0 + loc[0] + tw, y0 + loc[1] + th), s)
@@ -163,7 +169,8 @@ def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[floa
 
 
 def _refine(pyr: list[np.ndarray], tg: np.ndarray, x: int, y: int, scale: float, k: int,
-            multiscale: bool, memo: dict[Any, Any] | None = None, tkey: Any = None) -> tuple[float, BBox, float] | None:
+            multiscale: bool, memo: dict[Any, Any] | None = None, tkey: Any = None,
+            sized: dict[tuple[int, int], np.ndarray] | None = None) -> tuple[float, BBox, float] | None:
     """Best full-resolution NCC near the coarse peak (x, y) found on pyramid level ``k``.
 
     The place is checked on the half level first (4x cheaper): under ``HALF_FIRST`` (multiscale)
@@ -185,14 +192,15 @@ def _refine(pyr: list[np.ndarray], tg: np.ndarray, x: int, y: int, scale: float,
         if memo is not None and key in memo:
             first = memo[key]
         else:
-            first = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * 0.5], wide // 2 + 2)
+            first = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * 0.5], wide // 2 + 2, sized)
             if memo is not None:
                 memo[key] = first
         if first is None or first[0] < (HALF_FIRST if multiscale else HALF_MIN):
             return None
         best = first
         if multiscale:   # the scale settled over +-6 % there
-            other = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0], wide // 2 + 2)
+            other = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0],
+                               wide // 2 + 2, sized)
             if other is not None and other[0] > first[0]:
                 best = other
         val, box, s_half = best
@@ -202,7 +210,7 @@ def _refine(pyr: list[np.ndarray], tg: np.ndarray, x: int, y: int, scale: float,
             return None
         x, y, m = box[0] * 2, box[1] * 2, 4
         scales = [s_half * 2 * f for f in ((0.97, 0.985, 1.0, 1.015, 1.03) if multiscale else (1.0,))]
-    found = _refine_at(sg, tg, x, y, scales, m)
+    found = _refine_at(sg, tg, x, y, scales, m, sized)
     if found is None or min(found[1][2] - found[1][0], found[1][3] - found[1][1]) < MIN_TEMPLATE_SIDE:
         return None
     return found
@@ -275,6 +283,7 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
     th0, tw0 = tg.shape
     multi = scales[1] - scales[0] > 1e-6
     tkey = (tg.shape, hash(tg.tobytes())) if memo is not None else None   # this template, in the memo's keys
+    sized: dict[tuple[int, int], np.ndarray] = {}   # the template resized, per size, for every peak
     matches: list[Match] = []
     for gi, group in enumerate(_scale_groups(*scales, prior=prior_scale)):
         usable = [s for s in group if tw0 * s <= W and th0 * s <= H and min(tw0, th0) * s >= MIN_TEMPLATE_SIDE]
@@ -282,7 +291,7 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
         side = FILL_MIN_SIDE if fill else COARSE_MIN_SIDE
         coarse = sorted((p for s in usable for p in _memo_peaks(memo, tkey, pyr, tg, s, floor - 0.25, side)), reverse=True)
         for cv, x, y, s, k in _pick(coarse, tw0, th0, top_k):
-            ref = _refine(pyr, tg, x, y, s, k, multi, memo, tkey)
+            ref = _refine(pyr, tg, x, y, s, k, multi, memo, tkey, sized)
             if ref is None or ref[0] < floor:
                 continue
             val, box, s2 = ref
