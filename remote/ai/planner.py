@@ -93,7 +93,6 @@ class Planner(UsesModel):
         self._client = client
         self._usage = usage
 
-
     # -- prompt pieces ---------------------------------------------------------------------
 
     def _references(self) -> tuple[str, str]:

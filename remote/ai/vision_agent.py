@@ -99,7 +99,6 @@ class VisionAgent(UsesModel):
         self._client = client
         self._usage = usage
 
-
     # -- public (the VisionTier protocol) --------------------------------------------------------
 
     def find_element(self, screenshot: Image.Image, description: str, *,

@@ -28,6 +28,7 @@ the locator maps it to a calibrated confidence per tier (``remote.core.confidenc
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -188,13 +189,8 @@ def _refine(pyr: list[np.ndarray], tg: np.ndarray, x: int, y: int, scale: float,
     if len(pyr) > 1 and min(tg.shape) * scale * 0.5 >= 10:
         # The half level first, at the coarse scale alone (4x cheaper than full resolution); the same
         # check for both tiers, remembered per locate: multiscale re-checks the template tier's peaks.
-        key = ("half", tkey, x, y, round(scale, 4), k)
-        if memo is not None and key in memo:
-            first = memo[key]
-        else:
-            first = _refine_at(pyr[1], tg, x // 2, y // 2, [scale * 0.5], wide // 2 + 2, sized)
-            if memo is not None:
-                memo[key] = first
+        first = _remembered(memo, ("half", tkey, x, y, round(scale, 4), k),
+                            lambda: _refine_at(pyr[1], tg, x // 2, y // 2, [scale * 0.5], wide // 2 + 2, sized))
         if first is None or first[0] < (HALF_FIRST if multiscale else HALF_MIN):
             return None
         best = first
@@ -230,13 +226,12 @@ def _coarse_peaks(pyr: list[np.ndarray], tg: np.ndarray, s: float, floor: float,
     return [(v, round(x / f), round(y / f), s, k) for v, x, y in _peaks(res, tw, th, COARSE_PEAKS, floor)]
 
 
-def _memo_peaks(memo: dict[Any, list[Any]] | None, tkey: Any, pyr: list[np.ndarray], tg: np.ndarray, s: float,
-                floor: float, min_side: int) -> list[tuple[float, int, int, float, int]]:
+def _remembered(memo: dict[Any, Any] | None, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, kept in ``memo`` (one dict per locate) under ``key`` when there is a memo."""
     if memo is None:
-        return _coarse_peaks(pyr, tg, s, floor, min_side)
-    key = ("coarse", tkey, round(s, 4), floor, min_side)
+        return compute()
     if key not in memo:
-        memo[key] = _coarse_peaks(pyr, tg, s, floor, min_side)
+        memo[key] = compute()
     return memo[key]
 
 
@@ -273,8 +268,9 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
     after a group that produced a match verified at ``EARLY_STOP`` or better. ``prior_scale``
     (the scale the element is expected at, e.g. from the reference's source screen size) is
     searched alone first; the fill-in group is searched on a coarser level (``FILL_MIN_SIDE``).
-    ``memo`` (one dict per locate) remembers coarse peaks per template and scale, so the multiscale
-    tier does not search again the scale the template tier just searched on the same pyramid.
+    ``memo`` (one dict per locate) remembers coarse peaks per template and scale, and each peak's
+    half-level check, so the multiscale tier does not redo what the template tier just did on the
+    same pyramid.
     """
     sb, tb = as_bgr(screen, "screenshot"), as_bgr(template, "template")
     pyr = pyramid if pyramid is not None else gray_pyramid(to_gray(sb))
@@ -289,8 +285,9 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
         usable = [s for s in group if tw0 * s <= W and th0 * s <= H and min(tw0, th0) * s >= MIN_TEMPLATE_SIDE]
         fill = gi > 0 and all(abs(s / f - 1) > 0.03 for s in group for f in PRIOR_SCALES)
         side = FILL_MIN_SIDE if fill else COARSE_MIN_SIDE
-        coarse = sorted((p for s in usable for p in _memo_peaks(memo, tkey, pyr, tg, s, floor - 0.25, side)), reverse=True)
-        for cv, x, y, s, k in _pick(coarse, tw0, th0, top_k):
+        peaks = [p for s in usable for p in _remembered(memo, ("coarse", tkey, round(s, 4), floor, side),
+                                                        lambda s=s, k=side: _coarse_peaks(pyr, tg, s, floor - 0.25, k))]
+        for cv, x, y, s, k in _pick(sorted(peaks, reverse=True), tw0, th0, top_k):
             ref = _refine(pyr, tg, x, y, s, k, multi, memo, tkey, sized)
             if ref is None or ref[0] < floor:
                 continue
