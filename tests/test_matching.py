@@ -130,3 +130,36 @@ def test_a_shared_memo_changes_no_result():
             alone = find(scr, tpl, **kw)
             assert [(m.bbox, m.score) for m in shared] == [(m.bbox, m.score) for m in alone]
     assert any(k[0] == "half" for k in memo) and any(k[0] == "coarse" for k in memo)
+
+
+def test_pyramid_levels_between_powers_of_two_are_built_on_first_use():
+    gray = np.random.default_rng(0).integers(0, 255, (2340, 1080), dtype=np.uint8)
+    pyr = M.gray_pyramid(gray)
+    assert pyr.denominators == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert pyr[1] is gray and pyr[8].shape == (293, 135)
+    sixth = pyr[6]
+    assert sixth.shape == (390, 180) and pyr[6] is sixth           # built once
+    small = M.gray_pyramid(gray[:820, :360])                       # 1/8 would drop under 64 px
+    assert small.denominators == [1, 2, 3, 4]
+    with pytest.raises(KeyError, match="1/8"):
+        small[8]
+
+
+@pytest.mark.parametrize(("side", "min_side", "level"), [
+    (100, 12, 8), (84, 12, 7), (66, 12, 5), (50, 12, 4),   # the coarsest level keeping 12 px
+    (40, 12, 4), (26, 12, 3), (18, 12, 2),                 # small: 8 px, on 1/4 or finer
+    (50, 8, 6),                                            # the fill-in scales: 8 px anywhere
+])
+def test_coarse_level_keeps_the_template_side(side, min_side, level):
+    assert M._level_for(side, [1, 2, 3, 4, 5, 6, 7, 8], min_side) == level
+
+
+def test_coarse_level_on_a_small_screen_stops_at_its_coarsest_level():
+    assert [M._level_for(side, [1, 2, 4]) for side in (100, 26, 18)] == [4, 2, 2]
+
+
+@pytest.mark.parametrize("side", [66, 84])
+def test_a_template_searched_on_an_in_between_level_is_found_exactly(side):
+    icon = _icon(12, (side, side))
+    found = M.find_template(_screen((icon, (437, 911)), size=(2340, 1080)), icon)
+    assert found and found[0].bbox == (437, 911, 437 + side, 911 + side) and found[0].score > 0.95

@@ -27,7 +27,7 @@ class Screen:
         self._tree_error = ""
         self._texts: dict[int, list[ocr.TextBox]] = {}
         self._orb: tuple[Any, Any] | None = None
-        self._pyramid: list[np.ndarray] | None = None
+        self._pyramid: matching.Pyramid | None = None
 
     @property
     def pil(self) -> Image.Image:
@@ -68,8 +68,8 @@ class Screen:
         """True when the default OCR read is of a downscaled copy (a full-resolution read could see more)."""
         return max(self.size) > ocr.MAX_SIDE
 
-    def pyramid(self) -> list[np.ndarray]:
-        """Gray pyramid (full, 1/2, 1/4, 1/8) shared by every template search on this screen."""
+    def pyramid(self) -> matching.Pyramid:
+        """Gray pyramid (1/2-1/8 of the screen) shared by every template search on this screen."""
         if self._pyramid is None:
             self._pyramid = matching.gray_pyramid(self.gray)
         return self._pyramid
