@@ -163,3 +163,16 @@ def test_a_template_searched_on_an_in_between_level_is_found_exactly(side):
     icon = _icon(12, (side, side))
     found = M.find_template(_screen((icon, (437, 911)), size=(2340, 1080)), icon)
     assert found and found[0].bbox == (437, 911, 437 + side, 911 + side) and found[0].score > 0.95
+
+
+def test_a_weak_coarse_peak_is_dropped_on_the_quarter_level_before_the_half_level():
+    icons = [_icon(seed, (100, 100)) for seed in (20, 21, 22, 23)]
+    scr = _screen(*((icon, (60 + 260 * (i % 2), 200 + 600 * (i // 2))) for i, icon in enumerate(icons[1:])),
+                  size=(1800, 700))
+    memo: dict = {}
+    assert not [m for m in M.find_multiscale(scr, icons[0], memo=memo) if m.score >= 0.8]
+    quarter = [k for k in memo if k[0] == "quarter"]
+    half = [k for k in memo if k[0] == "half"]
+    assert quarter and len(half) < len(quarter)       # some peaks never reached the half level
+    found = M.find_multiscale(scr, icons[2], memo={})  # a present one still passes both
+    assert found and found[0].bbox == (320, 200, 420, 300) and found[0].score > 0.95
