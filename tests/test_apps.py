@@ -196,3 +196,26 @@ def test_waits_and_batching():
     steps = [launch, StepPlan(2, ActionName.WAIT), url, StepPlan(4, ActionName.TAP, "dynamic:x"),
              StepPlan(5, ActionName.GO_HOME), StepPlan(6, ActionName.PRESS_KEY)]
     assert [[s.step for s in b] for b in batch_steps(steps)] == [[1, 2, 2], [4], [5, 6]]
+
+
+def test_check_notes_module_images_without_their_screen_size(tmp_path):
+    from PIL import Image, PngImagePlugin
+
+    from remote.commands.modules import notes
+    from remote.core.assets import SOURCE_SIZE_KEY
+
+    folder = write_module(tmp_path, "demo", """\
+        name: demo
+        display_name: Demo
+        keywords: [demo]
+        """)
+    (folder / "images").mkdir()
+    icon = Image.new("RGB", (40, 40), "red")
+    icon.save(folder / "images" / "hand_cut.png")
+    sized = PngImagePlugin.PngInfo()
+    sized.add_text(SOURCE_SIZE_KEY, "1080x2400")
+    icon.save(folder / "images" / "captured.png", pnginfo=sized)
+    registry = ModuleRegistry([tmp_path], strict=False)
+    advice = notes(registry)
+    assert len(advice) == 1 and "hand_cut.png: no screen size stored" in advice[0]
+    assert check(registry) == []            # advice, not a fault: `modules check` still passes

@@ -36,15 +36,29 @@ def check(registry: ModuleRegistry) -> list[str]:
     return problems
 
 
+def notes(registry: ModuleRegistry) -> list[str]:
+    """Advice that is not a fault: module images that do not store their screen size."""
+    out = []
+    for module in registry.modules.values():
+        for path in AssetsManager(module_dirs=[module.path]).without_screen_size():
+            if module.path in path.parents:
+                out.append(f"{path}: no screen size stored: searched over 0.5-1.5x, so an absent target costs"
+                           " about twice as long and the same icon drawn at another size can be taken for"
+                           " it; capture it again with `remote capture-ref` (it stores the size)")
+    return out
+
+
 def run(args: Any) -> int:
     registry = ModuleRegistry(strict=False)
     if args.action == "check":
-        problems = check(registry)
+        problems, advice = check(registry), notes(registry)
         if args.json:
-            print(json.dumps({"ok": not problems, "problems": problems}, ensure_ascii=False))
+            print(json.dumps({"ok": not problems, "problems": problems, "notes": advice}, ensure_ascii=False))
         else:
             for p in problems:
                 print(p)
+            for note in advice:
+                print(f"note: {note}")
             n = sum(len(m.templates) for m in registry.modules.values())
             print(f"{len(registry.modules)} modules, {n} task templates: "
                   + ("all good" if not problems else f"{len(problems)} problem(s)"))

@@ -240,6 +240,12 @@ class AssetsManager:
                           (int(size[0]), int(size[1])) if size and len(size) == 2 else None))
         return [(im, s) for im, s in found if im is not None]
 
+    def without_screen_size(self) -> list[Path]:
+        """Images (not learned ones) whose file does not say which screen size they were cut from:
+        the locator searches them over 0.5-1.5x instead of around the expected scale."""
+        return [p for name in sorted(self._entries) for p in self._paths(name)
+                if (im := self._open(p)) is not None and source_size(im) is None]
+
     def get_image_path(self, name_or_alias: str) -> Path | None:
         resolved = self.resolve_alias(name_or_alias)
         paths = self._paths(resolved) if resolved else []
