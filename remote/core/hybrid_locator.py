@@ -318,8 +318,8 @@ class HybridLocator:
         best_before: float | None = None   # best raw score of the template tiers that ran
         memo: dict[Any, Any] = {}   # coarse peaks the template tier found, reused by multiscale
         try:
-            tpls = [(tpl, size, matching.information(tpl))
-                    for tpl, size in ((matching.as_bgr(ref, "reference image"), size) for ref, size in refs)]
+            bgrs = [(matching.as_bgr(ref, "reference image"), size) for ref, size in refs]
+            tpls = [(tpl, size, matching.information(tpl)) for tpl, size in bgrs]
         except matching.ImageInputError as exc:
             return LocateResult(False, error=str(exc), method_used=tiers[0] if tiers else "")
         for tier in tiers:

@@ -184,11 +184,7 @@ def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[floa
         cx, cy = min(max(0, x), W - tw), min(max(0, y), H - th)
         x0, y0 = max(0, cx - margin), max(0, cy - margin)
         x1, y1 = min(W, cx + tw + margin), min(H, cy + th + margin)
-        tpl = sized.get((tw, th)) if sized is not None else None
-        if tpl is None:
-            tpl = resize_image(tg, (tw, th))
-            if sized is not None:
-                sized[(tw, th)] = tpl
+        tpl = _remembered(sized, (tw, th), lambda size=(tw, th): resize_image(tg, size))
         res = cv2.matchTemplate(sg[y0:y1, x0:x1], tpl, cv2.TM_CCOEFF_NORMED)
         _, val, _, loc = cv2.minMaxLoc(res)
         if math.isfinite(val) and (best is None or val > best[0]):
@@ -201,9 +197,9 @@ def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
             sized: dict[tuple[int, int], np.ndarray] | None = None) -> tuple[float, BBox, float] | None:
     """Best full-resolution NCC near the coarse peak (x, y) found on the pyramid's 1/``d`` level.
 
-    A peak from a level coarser than 1/4 is checked there first (``QUARTER_MIN``: on the bench it
-    drops 36-40 % of absent templates' peaks; no peak refined to the expected place had under 0.53). The
-    place is then checked on the half level (4x cheaper than full): under ``HALF_FIRST`` (multiscale)
+    A peak from a level coarser than 1/4 is checked on the 1/4 level first (``QUARTER_MIN``: on
+    the bench it drops 36-40 % of absent templates' peaks; no peak refined to the expected place
+    had under 0.53). The place is then checked on the half level (4x cheaper than full): under ``HALF_FIRST`` (multiscale)
     or ``HALF_MIN`` (same scale) it is dropped. Multiscale settles the scale over +-6 % there,
     then matches the winner at full resolution over +-1.5 %; same scale matches it at full
     resolution in a 4 px window.
@@ -215,16 +211,19 @@ def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
     wide = m + round(0.06 * max(tg.shape) * scale)   # room for the +-6 % scale steps
     if multiscale:
         m, scales = wide, [scale * f for f in steps]
+
+    def check(name: str, n: int, margin: int) -> tuple[float, BBox, float] | None:
+        """The peak on the 1/``n`` level at its coarse scale alone: the same check for both tiers,
+        remembered per locate (multiscale re-checks the template tier's peaks)."""
+        return _remembered(memo, (name, tkey, x, y, round(scale, 4), d),
+                           lambda: _refine_at(pyr[n], tg, x // n, y // n, [scale / n], margin, sized))
+
     if d > 4 and 4 in pyr.denominators and min(tg.shape) * scale / 4 >= 8:
-        quarter = _remembered(memo, ("quarter", tkey, x, y, round(scale, 4), d),
-                              lambda: _refine_at(pyr[4], tg, x // 4, y // 4, [scale / 4], (d + 3) // 4 + 2, sized))
+        quarter = check("quarter", 4, (d + 3) // 4 + 2)
         if quarter is None or quarter[0] < QUARTER_MIN:
             return None
     if 2 in pyr.denominators and min(tg.shape) * scale * 0.5 >= 10:
-        # The half level first, at the coarse scale alone (4x cheaper than full resolution); the same
-        # check for both tiers, remembered per locate: multiscale re-checks the template tier's peaks.
-        first = _remembered(memo, ("half", tkey, x, y, round(scale, 4), d),
-                            lambda: _refine_at(pyr[2], tg, x // 2, y // 2, [scale * 0.5], wide // 2 + 2, sized))
+        first = check("half", 2, wide // 2 + 2)   # 4x cheaper than full resolution
         if first is None or first[0] < (HALF_FIRST if multiscale else HALF_MIN):
             return None
         best = first
@@ -293,7 +292,7 @@ def _pick(coarse: list[tuple[float, int, int, float, int]], tw0: int, th0: int,
 def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.0),
            method: str = "template", top_k: int = REFINE_TOP_K, floor: float = 0.5,
            pyramid: Pyramid | None = None, prior_scale: float | None = None,
-           memo: dict[Any, list[Any]] | None = None) -> list[Match]:
+           memo: dict[Any, Any] | None = None) -> list[Match]:
     """Find ``template`` in ``screen`` at scales in ``[lo, hi]``; verified matches, best first.
 
     Every refined peak is returned with its checks (the caller applies thresholds);
