@@ -30,7 +30,7 @@ The UI-tree tier is measured on the same node set, so both figures refer to one 
 
 from __future__ import annotations
 
-from remote.core.ui_tree import UINode, UITree, normalize_text
+from remote.core.locate.ui_tree import UINode, UITree, normalize_text
 
 STATE_WORDS = {"on", "off", "开启", "关闭", "开", "关", "已开启", "已关闭"}
 REASONS = ("password", "state", "glyph", "alt", "web", "markup", "small", "clipped", "covered")

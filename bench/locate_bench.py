@@ -22,7 +22,7 @@ How a result is counted (positives):
 "found" = hit + dup is what the targets refer to. On negatives "found" = wrong (reliable)
 + amb (unreliable, would be confirmed by a person or the model before a tap). Low-information templates (flat patches, thin lines) are counted and left
 out of the positives: the locator refuses them by design. ``--calibration`` fits
-the per-tier confidence tables (``remote/core/confidence.py``) from the raw scores.
+the per-tier confidence tables (``remote/core/locate/confidence.py``) from the raw scores.
 """
 
 from __future__ import annotations
@@ -46,10 +46,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _cases import CONDITIONS, NEGATIVE, build_cases, condition_screen, load_pairs  # noqa: E402
 from _text_nodes import REASONS, drawn_text, drawn_text_nodes  # noqa: E402
 
-from remote.core import matching, ocr  # noqa: E402
-from remote.core.hybrid_locator import VISUAL, HybridLocator  # noqa: E402
-from remote.core.screen import Screen  # noqa: E402
-from remote.core.ui_tree import normalize_text, parse_hierarchy  # noqa: E402
+from remote.core.locate import (
+    matching,
+    ocr,  # noqa: E402
+)
+from remote.core.locate.hybrid_locator import VISUAL, HybridLocator  # noqa: E402
+from remote.core.locate.screen import Screen  # noqa: E402
+from remote.core.locate.ui_tree import normalize_text, parse_hierarchy  # noqa: E402
 
 
 def inside(pt, box) -> bool:
@@ -200,7 +203,7 @@ def run_text(pairs, order, per_screen):
     return tally, calib, left_out
 def cache_check(cases, pairs, n=30):
     """Locate each reference twice on the same screen: the second is a cache hit."""
-    from remote.core.assets import AssetsManager
+    from remote.core.locate.assets import AssetsManager
     tmp = Path(tempfile.mkdtemp())
     ms_hit = []
     stats = {}

@@ -23,7 +23,7 @@ os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/true")  # never start a real ad
 
 import adbutils  # noqa: E402
 
-from remote.core.adb_controller import ADBController  # noqa: E402
+from remote.core.device.adb_controller import ADBController  # noqa: E402
 from remote.sim import serve  # noqa: E402
 
 

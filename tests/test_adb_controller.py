@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from remote.core import adb_ime
-from remote.core.adb_capture import CaptureDecodeError, decode_png, decode_raw, frame_uniformity
-from remote.core.adb_controller import ADBController, keycode
+from remote.core.device import ime as adb_ime
+from remote.core.device.adb_controller import ADBController, keycode
+from remote.core.device.capture import CaptureDecodeError, decode_png, decode_raw, frame_uniformity
 from remote.errors import (
     ActionError,
     DeviceCommandError,

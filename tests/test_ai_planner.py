@@ -10,9 +10,9 @@ import pytest
 from PIL import Image
 
 from remote.ai import prompting
-from remote.ai.plan_schema import PlanError, parse_plan
 from remote.ai.planner import Planner
-from remote.core.assets import AssetsManager
+from remote.core.locate.assets import AssetsManager
+from remote.core.plan.schema import PlanError, parse_plan
 from remote.errors import ModelError
 from remote.records import ActionName, StepPlan, TargetType
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-from remote.ai import blockers as rules
 from remote.ai.verifier import Verifier
+from remote.core.plan import blockers as rules
 from remote.records import BlockerType, StepOutcome, SuggestionAction
 from remote.sim.model_server import Fault
 

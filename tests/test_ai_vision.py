@@ -12,7 +12,7 @@ from PIL import Image
 from remote.ai.vision_agent import VisionAgent, list_learned, snap_to_candidate
 from remote.config import PRESETS, get_preset_config
 from remote.core import coords
-from remote.core.assets import AssetsManager
+from remote.core.locate.assets import AssetsManager
 from remote.records import UIElement
 from remote.sim.model_server import Fault
 

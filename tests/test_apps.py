@@ -10,7 +10,7 @@ import pytest
 from remote.apps import APPS_DIR, ModuleRegistry
 from remote.apps.base import compile_pattern, fill_slots, load_module
 from remote.commands.modules import check
-from remote.core.execution_strategy import batch_steps, classify, wait_after_ms
+from remote.core.plan.execution_strategy import batch_steps, classify, wait_after_ms
 from remote.errors import ConfigError
 from remote.records import ActionName, ExecutionLevel, StepPlan
 
@@ -202,7 +202,7 @@ def test_check_notes_module_images_without_their_screen_size(tmp_path):
     from PIL import Image, PngImagePlugin
 
     from remote.commands.modules import notes
-    from remote.core.assets import SOURCE_SIZE_KEY
+    from remote.core.locate.assets import SOURCE_SIZE_KEY
 
     folder = write_module(tmp_path, "demo", """\
         name: demo

@@ -5,7 +5,7 @@ import json
 import pytest
 from PIL import Image
 
-from remote.core.assets import AssetsManager
+from remote.core.locate.assets import AssetsManager
 
 
 def _png(path, color, size=(20, 20)):
@@ -96,7 +96,7 @@ def test_add_learned_round_trip(layout):
 def test_reference_source_size_is_read_from_the_png(tmp_path):
     from PIL import PngImagePlugin
 
-    from remote.core.assets import SOURCE_SIZE_KEY, AssetsManager
+    from remote.core.locate.assets import SOURCE_SIZE_KEY, AssetsManager
 
     images = tmp_path / "mod" / "images"
     images.mkdir(parents=True)

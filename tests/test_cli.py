@@ -27,7 +27,9 @@ def test_help_and_version(capsys):
 
 
 def test_public_names_are_pinned():
-    from remote.core import adb_controller, hybrid_locator, task_runner
+    from remote.core.device import adb_controller
+    from remote.core.locate import hybrid_locator
+    from remote.runner import task_runner
 
     assert remote.__all__ == ["__version__"]
     assert {"ADBController", "keycode"} <= set(dir(adb_controller))

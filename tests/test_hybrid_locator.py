@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from remote.core.assets import AssetsManager
-from remote.core.hybrid_locator import HybridLocator, LocateStrategy, parse_target
-from remote.core.locate_cache import LocateCache
+from remote.core.locate.assets import AssetsManager
+from remote.core.locate.cache import LocateCache
+from remote.core.locate.hybrid_locator import HybridLocator, LocateStrategy, parse_target
 from remote.records import LocateResult, UIElement
 from tests.support.images import icon as _icon
 
@@ -185,7 +185,7 @@ def test_real_screens_template_and_tree():
     for row in rows[::40]:
         img = Image.open(REAL / row["image_path"]).convert("RGB")
         xml = (REAL / row["xml_path"]).read_text(encoding="utf-8")
-        from remote.core.ui_tree import parse_hierarchy
+        from remote.core.locate.ui_tree import parse_hierarchy
         tree = parse_hierarchy(xml, img.size)
         for text in tree.texts()[:3]:
             res = loc.locate_with_fallback("text:" + text, ["tree"], img, hierarchy=xml)

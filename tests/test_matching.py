@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from remote.core import features as F
-from remote.core import matching as M
+from remote.core.locate import features as F
+from remote.core.locate import matching as M
 
 
 def _icon(seed: int, size=(60, 60)) -> np.ndarray:
@@ -58,7 +58,7 @@ def test_orb_finds_textured_icon():
     icon = np.asarray(Image.fromarray(_icon(5, (120, 120))).resize((120, 120)))
     rng = np.random.default_rng(0)
     icon = np.clip(icon.astype(int) + rng.integers(-60, 60, icon.shape), 0, 255).astype(np.uint8)
-    found = M.find_orb(_screen((icon, (200, 300))), icon)
+    found = F.find_orb(_screen((icon, (200, 300))), icon)
     assert found and abs(found[0].center[0] - 260) < 8 and abs(found[0].center[1] - 360) < 8
 
 

@@ -3,9 +3,9 @@
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from remote.core import ocr
-from remote.core.hybrid_locator import HybridLocator
-from remote.core.screen import Screen
+from remote.core.locate import ocr
+from remote.core.locate.hybrid_locator import HybridLocator
+from remote.core.locate.screen import Screen
 
 
 def _box(text, bbox=(0, 0, 10, 10), score=0.9):

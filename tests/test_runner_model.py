@@ -181,7 +181,7 @@ def test_what_the_model_finds_for_a_reference_is_learned_and_the_next_run_is_fre
     from PIL import Image
 
     from remote.apps import ModuleRegistry
-    from remote.core.task_runner import RunOptions, TaskRunner
+    from remote.runner.task_runner import RunOptions, TaskRunner
     from tests.support.runner_fixtures import no_sleep
     from tests.test_apps import write_module
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from remote.core.hybrid_locator import HybridLocator
-from remote.core.ui_tree import UITreeError, normalize_text, parse_bounds, parse_hierarchy
+from remote.core.locate.hybrid_locator import HybridLocator
+from remote.core.locate.ui_tree import UITreeError, normalize_text, parse_bounds, parse_hierarchy
 from remote.errors import LocateError
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"

@@ -1,10 +1,10 @@
-"""Scale prior and ORB gate (``remote.core.visual_policy``) and how the locator applies them."""
+"""Scale prior and ORB gate (``remote.core.locate.visual_policy``) and how the locator applies them."""
 
 from PIL import Image
 
-from remote.core import visual_policy
-from remote.core.assets import AssetsManager
-from remote.core.hybrid_locator import HybridLocator
+from remote.core.locate import visual_policy
+from remote.core.locate.assets import AssetsManager
+from remote.core.locate.hybrid_locator import HybridLocator
 from tests.support.images import icon as _icon
 
 

@@ -5,7 +5,7 @@ Used only when no module template fits. The system prompt
 the reference names and aliases that exist and the ``target_ref`` grammar, so
 the model prefers free targets over ``dynamic:``. A text-only model (DeepSeek)
 plans from the UI tree's texts instead of the screenshot. The reply goes
-through :func:`remote.ai.plan_schema.parse_plan`; one corrective re-ask, then
+through :func:`remote.core.plan.schema.parse_plan`; one corrective re-ask, then
 :class:`ModelError` with the raw reply.
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 from PIL import Image
 
 from remote.ai.llm import UsesModel, ask_json
-from remote.ai.plan_schema import parse_plan
 from remote.ai.prompting import render
 from remote.config import LLMConfig
+from remote.core.plan.schema import parse_plan
 from remote.protocols import ChatModel
 from remote.records import ActionName, ModelUsage, StepPlan, TaskPlan
 
@@ -119,7 +119,7 @@ class Planner(UsesModel):
         if screenshot is not None and self.config.supports_vision:
             return render("screen_image", {"width": screenshot.width, "height": screenshot.height}), [screenshot]
         if hierarchy:
-            from remote.core.ui_tree import parse_hierarchy
+            from remote.core.locate.ui_tree import parse_hierarchy
             texts = parse_hierarchy(hierarchy, screenshot.size if screenshot else None).texts()
             return render("screen_tree", {"texts": "\n".join(texts[:MAX_SCREEN_TEXTS]) or "(no text)"}), []
         return render("screen_none"), []

@@ -4,9 +4,9 @@
   ``no_change`` (retry), ``wrong_page`` (replan), ``succeeded`` (continue), or
   ``unknown`` when only a model could say.
 - :meth:`quick_check`: pixel difference; a model only when the difference is ambiguous.
-- :meth:`verify_with_reference`: template match first (``remote.core.matching``), then a model.
+- :meth:`verify_with_reference`: template match first (``remote.core.locate.matching``), then a model.
 - :meth:`verify_with_description`: the UI tree's texts first, then a model.
-- :meth:`detect_blocker`: the offline rules of :mod:`remote.ai.blockers`, then a model.
+- :meth:`detect_blocker`: the offline rules of :mod:`remote.core.plan.blockers`, then a model.
 
 Every verdict sets a :class:`SuggestionAction`. Without a configured model the
 free answer is returned as it is (with a lower confidence), never an error.
@@ -20,10 +20,10 @@ from typing import Any
 
 from PIL import Image
 
-from remote.ai import blockers as rules
 from remote.ai.llm import LLMClient, ask_json
 from remote.ai.prompting import render
 from remote.config import LLMConfig
+from remote.core.plan import blockers as rules
 from remote.errors import ModelError
 from remote.protocols import ChatModel
 from remote.records import (
@@ -44,7 +44,7 @@ Matcher = Callable[[Image.Image, Image.Image], float]
 
 def default_matcher(screenshot: Image.Image, reference: Image.Image) -> float:
     """Best multiscale template score (0-1) of ``reference`` in ``screenshot``."""
-    from remote.core import matching
+    from remote.core.locate import matching
     found = matching.find_multiscale(screenshot, reference)
     return max((m.score for m in found), default=0.0)
 

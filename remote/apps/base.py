@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from remote.ai.plan_schema import parse_step
 from remote.apps.loader import LineDict, line_of, load_yaml
+from remote.core.plan.schema import parse_step
 from remote.errors import ConfigError
 from remote.records import StepPlan, TaskPlan
 

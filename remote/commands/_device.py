@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from remote.config import Settings
-from remote.core.adb_controller import ADBController
+from remote.core.device.adb_controller import ADBController
 
 
 @contextlib.contextmanager

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from remote.core.report import annotate
+from remote.core.record.report import annotate
 from remote.errors import ConfigError
 from remote.records import LocateResult
 

@@ -9,9 +9,9 @@ from PIL import PngImagePlugin
 
 from remote.apps import APPS_DIR
 from remote.commands._device import open_device
-from remote.core.assets import SOURCE_SIZE_KEY
 from remote.core.coords import validate_bbox
-from remote.core.ui_tree import parse_hierarchy
+from remote.core.locate.assets import SOURCE_SIZE_KEY
+from remote.core.locate.ui_tree import parse_hierarchy
 from remote.errors import ConfigError, LocateError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from remote.config import Settings
-from remote.core.adb_controller import ADBController
+from remote.core.device.adb_controller import ADBController
 from remote.errors import DeviceError
 
 

@@ -8,10 +8,10 @@ from typing import Any
 from remote.apps import ModuleRegistry
 from remote.commands._locate_common import load_image, load_text
 from remote.config import LLMConfig
-from remote.core.offline import module_locator
-from remote.core.report import annotate
-from remote.core.screen import Screen
+from remote.core.locate.screen import Screen
+from remote.core.record.report import annotate
 from remote.errors import ConfigError
+from remote.runner.offline import module_locator
 
 
 def run(args: Any) -> int:

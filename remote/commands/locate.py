@@ -6,7 +6,7 @@ import argparse
 
 from remote.apps import ModuleRegistry
 from remote.commands._locate_common import BadInput, bad_input, load_image, load_text, report
-from remote.core.offline import module_locator
+from remote.runner.offline import module_locator
 
 
 def run(args: argparse.Namespace) -> int:

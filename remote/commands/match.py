@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from remote.commands._locate_common import BadInput, bad_input, load_image, report
-from remote.core.hybrid_locator import HybridLocator
+from remote.core.locate.hybrid_locator import HybridLocator
 
 
 def run(args: argparse.Namespace) -> int:

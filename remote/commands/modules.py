@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from remote.apps import APPS_DIR, ModuleRegistry
-from remote.core.assets import AssetsManager
-from remote.core.target_ref import parse_target
+from remote.core.locate.assets import AssetsManager
+from remote.core.locate.target_ref import parse_target
 
 
 def _refs(template_steps: Any) -> list[tuple[str, int | None]]:

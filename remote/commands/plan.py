@@ -34,7 +34,7 @@ def _module(name: str | None) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     from remote.ai.llm import LLMClient
     from remote.ai.planner import Planner
-    from remote.core.assets import AssetsManager
+    from remote.core.locate.assets import AssetsManager
 
     config = LLMConfig.from_env().require()   # ModelNotConfigured -> "error: ..." and exit 2 in cli.py
     screenshot = load_screenshot(args.screenshot)

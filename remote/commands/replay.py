@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from remote.core.replay import replay_run
+from remote.runner.replay import replay_run
 
 
 def run(args: Any) -> int:

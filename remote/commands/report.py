@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from remote.core.report import write_report
+from remote.core.record.report import write_report
 
 
 def run(args: Any) -> int:

@@ -9,8 +9,8 @@ from typing import Any
 from remote import errors
 from remote.commands._device import open_device
 from remote.config import LLMConfig
-from remote.core.task_runner import RunOptions, TaskRunner
 from remote.records import StepResult, StepStatus, TaskPlan, TaskResult, TaskStatus
+from remote.runner.task_runner import RunOptions, TaskRunner
 
 MARKS = {StepStatus.SUCCESS: "ok", StepStatus.FAILED: "FAILED", StepStatus.SKIPPED: "skipped"}
 

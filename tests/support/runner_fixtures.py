@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from remote.core.adb_controller import ADBController
-from remote.core.task_runner import RunOptions, TaskRunner
+from remote.core.device.adb_controller import ADBController
+from remote.runner.task_runner import RunOptions, TaskRunner
 
 
 def no_sleep(_seconds: float) -> None:

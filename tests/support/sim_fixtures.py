@@ -64,7 +64,7 @@ def adb_client(sim_server: SimServer) -> adbutils.AdbClient:
 
 @pytest.fixture
 def adb(sim_server: SimServer, tmp_path: Any) -> Iterator[Any]:
-    from remote.core.adb_controller import ADBController
+    from remote.core.device.adb_controller import ADBController
 
     controller = ADBController(sim_server.serial, host="127.0.0.1", port=sim_server.port, socket_timeout=5,
                                command_timeout=10, reconnect_attempts=2, reconnect_delay=0.05,

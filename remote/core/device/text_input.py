@@ -11,7 +11,7 @@ import atexit
 import logging
 from typing import Any
 
-from remote.core import adb_ime
+from remote.core.device import ime as adb_ime
 from remote.errors import ActionError, DeviceCommandError, InputMethodMissing, InputMethodPermission
 
 logger = logging.getLogger(__name__)

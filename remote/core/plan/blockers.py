@@ -28,7 +28,7 @@ import numpy as np
 from PIL import Image
 
 from remote.core.coords import bbox_center  # noqa: F401 - re-exported for callers tapping a suggestion
-from remote.core.ui_tree import UINode, UITree, normalize_text, parse_hierarchy
+from remote.core.locate.ui_tree import UINode, UITree, normalize_text, parse_hierarchy
 from remote.records import Blocker, BlockerType, DismissSuggestion
 
 KEYCODE_BACK = 4

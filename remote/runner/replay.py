@@ -13,9 +13,9 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core.hybrid_locator import HybridLocator
-from remote.core.recorder import load_record
-from remote.core.screen import Screen
+from remote.core.locate.hybrid_locator import HybridLocator
+from remote.core.locate.screen import Screen
+from remote.core.record.report import load_record
 
 CENTER_TOLERANCE_PX = 4
 
@@ -65,7 +65,7 @@ def replay_run(run_dir: str | Path, *, verifier: Any = None) -> list[Decision]:
     """Every decision of the record, re-made; ``changed`` marks the ones that differ."""
     from remote.ai.verifier import Verifier
     from remote.apps import ModuleRegistry
-    from remote.core.offline import module_locator  # the same locator the CLI tools use
+    from remote.runner.offline import module_locator  # the same locator the CLI tools use
 
     run_dir = Path(run_dir)
     data = load_record(run_dir)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from remote.core import matching, ocr
-from remote.core.ui_tree import UITree, UITreeError, parse_hierarchy
+from remote.core.locate import features, matching, ocr
+from remote.core.locate.ui_tree import UITree, UITreeError, parse_hierarchy
 
 logger = logging.getLogger(__name__)
 
@@ -76,5 +76,5 @@ class Screen:
 
     def orb(self) -> tuple[Any, Any]:
         if self._orb is None:
-            self._orb = matching.orb_features(self.bgr)
+            self._orb = features.orb_features(self.bgr)
         return self._orb

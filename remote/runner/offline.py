@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from remote.apps import ModuleRegistry
-from remote.core.assets import AssetsManager
-from remote.core.hybrid_locator import HybridLocator
+from remote.core.locate.assets import AssetsManager
+from remote.core.locate.hybrid_locator import HybridLocator
 from remote.records import LocateStrategy
 
 

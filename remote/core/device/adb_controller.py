@@ -28,9 +28,9 @@ import adbutils
 from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 from PIL import Image
 
-from remote.core import adb_ime
-from remote.core.adb_capture import CaptureDecodeError, decode_png, decode_raw, frame_uniformity
-from remote.core.adb_text import TextInput
+from remote.core.device import ime as adb_ime
+from remote.core.device.capture import CaptureDecodeError, decode_png, decode_raw, frame_uniformity
+from remote.core.device.text_input import TextInput
 from remote.errors import (
     ActionError,
     DeviceCommandError,

@@ -5,7 +5,7 @@ for empty input. :func:`verify` measures a candidate box against the template wi
 agreements independent of the gray NCC the search ranks by (gradient structure, joint colour,
 chroma), so one weak measure is enough to reject. :func:`information` says whether a template
 carries enough to be matched at all (flat patches and thin lines match anywhere).
-The search that produces candidate boxes lives in :mod:`remote.core.matching`.
+The search that produces candidate boxes lives in :mod:`remote.core.locate.matching`.
 """
 
 from __future__ import annotations

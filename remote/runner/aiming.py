@@ -11,9 +11,9 @@ import logging
 import time
 from typing import Any
 
-from remote.core.live_screen import LiveScreen
-from remote.core.target_ref import parse_target
+from remote.core.locate.target_ref import parse_target
 from remote.records import ActionName, Blocker, BlockerType, LocateResult, StepPlan, StepResult
+from remote.runner.live_screen import LiveScreen
 
 logger = logging.getLogger(__name__)
 FALLBACK_ATTEMPTS = 3

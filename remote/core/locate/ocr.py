@@ -29,8 +29,8 @@ import cv2
 import numpy as np
 
 from remote.core.coords import downscale_size, image_to_screen
-from remote.core.image_checks import as_bgr
-from remote.core.ui_tree import normalize_text
+from remote.core.locate.image_checks import as_bgr
+from remote.core.locate.ui_tree import normalize_text
 
 logger = logging.getLogger(__name__)
 

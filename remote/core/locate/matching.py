@@ -21,8 +21,8 @@ How absent templates are rejected (plain NCC at 0.8 "finds" 30-50 % of them):
    locator refuses to claim high confidence for them.
 
 The inputs, the verification measures and the information test live in
-:mod:`remote.core.image_checks` (re-exported here). ``Match.score`` is the raw score;
-the locator maps it to a calibrated confidence per tier (``remote.core.confidence``).
+:mod:`remote.core.locate.image_checks` (re-exported here). ``Match.score`` is the raw score;
+the locator maps it to a calibrated confidence per tier (``remote.core.locate.confidence``).
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ import cv2
 import numpy as np
 
 from remote.core.coords import iou
-from remote.core.image_checks import MIN_TEMPLATE_SIDE as MIN_TEMPLATE_SIDE
-from remote.core.image_checks import ImageInputError as ImageInputError
-from remote.core.image_checks import as_bgr as as_bgr
-from remote.core.image_checks import information as information
-from remote.core.image_checks import resize_image as resize_image
-from remote.core.image_checks import to_gray as to_gray
-from remote.core.image_checks import verify as verify
+from remote.core.locate.image_checks import MIN_TEMPLATE_SIDE as MIN_TEMPLATE_SIDE
+from remote.core.locate.image_checks import ImageInputError as ImageInputError
+from remote.core.locate.image_checks import as_bgr as as_bgr
+from remote.core.locate.image_checks import information as information
+from remote.core.locate.image_checks import resize_image as resize_image
+from remote.core.locate.image_checks import to_gray as to_gray
+from remote.core.locate.image_checks import verify as verify
 
 BBox = tuple[int, int, int, int]
 
@@ -342,15 +342,3 @@ def find_template(screen: Any, template: Any, **kw: Any) -> list[Match]:
 def find_multiscale(screen: Any, template: Any, lo: float = 0.5, hi: float = 1.5, **kw: Any) -> list[Match]:
     """Template matching over scales ``lo``-``hi`` (other screen densities)."""
     return search(screen, template, scales=(lo, hi), method="multiscale", **kw)
-
-
-def find_orb(screen: Any, template: Any, **kw: Any) -> list[Match]:
-    """ORB feature matching; lives in :mod:`remote.core.features` (kept here for callers)."""
-    from remote.core import features
-    return features.find_orb(screen, template, **kw)
-
-
-def orb_features(image: Any, nfeatures: int = 4000) -> tuple[Any, Any]:
-    """ORB keypoints and descriptors of a screenshot (:func:`remote.core.features.orb_features`)."""
-    from remote.core import features
-    return features.orb_features(image, nfeatures)

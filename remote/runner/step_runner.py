@@ -15,11 +15,9 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aiming
-from remote.core.execution_strategy import classify, wait_after_ms
-from remote.core.live_screen import LiveScreen
-from remote.core.target_ref import parse_target
-from remote.core.tree_facts import already_selected, switch_state, wanted_toggle
+from remote.core.locate.target_ref import parse_target
+from remote.core.locate.tree_facts import already_selected, switch_state, wanted_toggle
+from remote.core.plan.execution_strategy import classify, wait_after_ms
 from remote.errors import SecureScreen
 from remote.records import (
     ActionName,
@@ -33,6 +31,8 @@ from remote.records import (
     SuggestionAction,
     VerifyResult,
 )
+from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aiming
+from remote.runner.live_screen import LiveScreen
 
 logger = logging.getLogger(__name__)
 NO_CHANGE_LIMIT = 3

@@ -26,14 +26,14 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core import matching, ocr, visual_policy
-from remote.core.assets import AssetsManager
-from remote.core.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate
 from remote.core.coords import bbox_center, to_pixels, validate_bbox, visible_region
-from remote.core.locate_cache import LocateCache
-from remote.core.screen import Screen
-from remote.core.target_ref import VISUAL, default_tiers, parse_target
-from remote.core.ui_tree import UITree, loosely_equal, normalize_text
+from remote.core.locate import features, matching, ocr, visual_policy
+from remote.core.locate.assets import AssetsManager
+from remote.core.locate.cache import LocateCache
+from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate
+from remote.core.locate.screen import Screen
+from remote.core.locate.target_ref import VISUAL, default_tiers, parse_target
+from remote.core.locate.ui_tree import UITree, loosely_equal, normalize_text
 from remote.records import LocateResult, LocateStrategy, UIElement
 
 __all__ = ["HybridLocator", "LocateStrategy", "parse_target"]
@@ -351,7 +351,7 @@ class HybridLocator:
                                              pyramid=screen.pyramid(), memo=memo,
                                              prior_scale=visual_policy.expected_scale(source_size, screen.size))
         else:
-            found = matching.find_orb(screen.bgr, tpl, screen_features=screen.orb())
+            found = features.find_orb(screen.bgr, tpl, screen_features=screen.orb())
         out = []
         for m in found:
             # Off-scale on a screen the size of the reference's source: must verify better (scale prior).

@@ -2,8 +2,7 @@
 
 The last visual tier: it survives rescaling and small rotations that template
 matching does not, and its one match is verified like every other
-(:func:`remote.core.matching.verify`). ``matching.find_orb`` and
-``matching.orb_features`` delegate here.
+(:func:`remote.core.locate.matching.verify`).
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from remote.core.image_checks import MIN_TEMPLATE_SIDE, as_bgr, resize_image, to_gray, verify
-from remote.core.matching import Match
+from remote.core.locate.image_checks import MIN_TEMPLATE_SIDE, as_bgr, resize_image, to_gray, verify
+from remote.core.locate.matching import Match
 
 ORB_MIN_TEMPLATE_SIDE = 96   # small icons are upscaled so ORB's patches fit inside them
 

@@ -139,10 +139,15 @@ def render_report(run_dir: Path, data: dict[str, Any]) -> str:
 
 def write_report(run_dir: str | Path) -> Path:
     """(Re)write ``report.html`` from ``run.json`` and the screens beside it."""
-    from remote.core.recorder import load_record
-
     run_dir = Path(run_dir)
     data = load_record(run_dir)
     out = run_dir / "report.html"
     out.write_text(render_report(run_dir, data), encoding="utf-8")
     return out
+
+def load_record(run_dir: str | Path) -> dict[str, Any]:
+    path = Path(run_dir) / "run.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{path} not found: is {run_dir} a run record folder?") from exc

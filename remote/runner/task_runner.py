@@ -20,11 +20,9 @@ from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
 from remote.config import LLMConfig
-from remote.core.assets import AssetsManager
-from remote.core.hybrid_locator import HybridLocator
-from remote.core.live_screen import LiveScreen
-from remote.core.recorder import RunRecorder
-from remote.core.step_runner import StepEnv, StepRunner
+from remote.core.locate.assets import AssetsManager
+from remote.core.locate.hybrid_locator import HybridLocator
+from remote.core.record.recorder import RunRecorder
 from remote.errors import (
     BudgetExceeded,
     ConfigError,
@@ -43,6 +41,8 @@ from remote.records import (
     TaskResult,
     TaskStatus,
 )
+from remote.runner.live_screen import LiveScreen
+from remote.runner.step_runner import StepEnv, StepRunner
 
 logger = logging.getLogger(__name__)
 MAX_REPLANS = 2

@@ -7,7 +7,7 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core.screen import Screen
+from remote.core.locate.screen import Screen
 from remote.errors import DeviceCommandError
 
 logger = logging.getLogger(__name__)

@@ -25,6 +25,7 @@ from typing import Any
 
 from PIL import Image
 
+from remote.core.record.report import write_report
 from remote.records import StepResult, TaskResult, to_jsonable
 
 logger = logging.getLogger(__name__)
@@ -92,8 +93,6 @@ class RunRecorder:
         }
         text = self.scrub(json.dumps(data, ensure_ascii=False, indent=2, default=str))
         (self.dir / "run.json").write_text(text, encoding="utf-8")
-        from remote.core.report import write_report
-
         write_report(self.dir)
         return self.dir
 
@@ -121,10 +120,3 @@ def screen_xml(screen: Any) -> str | None:
     xml = getattr(screen, "xml", None)
     return xml if isinstance(xml, str) else None
 
-
-def load_record(run_dir: str | Path) -> dict[str, Any]:
-    path = Path(run_dir) / "run.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise FileNotFoundError(f"{path} not found: is {run_dir} a run record folder?") from exc
