@@ -80,8 +80,10 @@ def task_text(text: str) -> str:
 
 def _command(sub: argparse._SubParsersAction, name: str, summary: str, examples: str,  # type: ignore[type-arg]
              description: str = "") -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=summary, description=(description or summary), formatter_class=Formatter,
-                          epilog=f"examples:\n{examples}\n\n{EXIT_TABLE}")
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=summary, description=(description or summary), formatter_class=Formatter,
+        epilog=f"examples:\n{examples}\n\n{EXIT_TABLE}")
+    return parser
 
 
 def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True) -> None:

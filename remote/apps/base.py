@@ -171,7 +171,8 @@ def _config(c: Checker) -> dict[str, Any]:
     for key in ("keywords", "sensitive"):
         if key in cfg:
             c.string_list(cfg[key], key, line_of_key(cfg, key))
-    return cfg
+    loaded: dict[str, Any] = cfg
+    return loaded
 
 
 def _fixed_points(c: Checker, cfg: dict[str, Any], raw: Any) -> dict[str, tuple[float, float]]:
