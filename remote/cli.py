@@ -115,6 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", nargs="?", choices=["list", "check", "learned"], default="list")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("mcp", help="serve the phone as MCP tools for AI agents (stdio, or --http HOST:PORT)")
+    _add_device_args(p)
+    p.add_argument("--trace", metavar="DIR", default=None, help="replay a DroidBot recording as the phone")
+    p.add_argument("--http", metavar="HOST:PORT", default=None,
+                   help="streamable HTTP instead of stdio; other than loopback needs REMOTE_MCP_TOKEN")
+    p.add_argument("--allow", metavar="APPS", default=None,
+                   help="apps allowed without request_access, comma-separated (微信,com.android.settings; '*' = all)")
+    p.add_argument("--runs-dir", default="runs", help="where run_task writes run records (default ./runs)")
+    p.add_argument("--work-dir", default=None, help="where teach-mode pictures go (default: a temp folder)")
+
     p = sub.add_parser("capture-ref", help="crop a reference image from the live screen into a module")
     p.add_argument("name")
     p.add_argument("--module", required=True)
