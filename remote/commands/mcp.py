@@ -18,7 +18,7 @@ from remote.commands._device import open_device
 from remote.config import LLMConfig
 from remote.errors import ActionError, ConfigError
 from remote.mcp.access import AccessGate, resolve_app
-from remote.mcp.server import parse_address, serve_http, serve_stdio
+from remote.mcp.server import is_loopback, parse_address, serve_http, serve_stdio
 from remote.mcp.session import Session, SessionOptions
 
 TOKEN_ENV = "REMOTE_MCP_TOKEN"
@@ -26,8 +26,12 @@ TOKEN_ENV = "REMOTE_MCP_TOKEN"
 
 def run(args: Any) -> int:
     token = os.environ.get(TOKEN_ENV, "").strip() or None
-    if args.http:
-        parse_address(args.http)     # a bad address fails before the phone is opened
+    if args.http:                    # a bad address or a missing token fails before the phone is opened
+        host, _port = parse_address(args.http)
+        if not token and not is_loopback(host):
+            raise ConfigError(f"serving on {host} (not loopback) needs a bearer token",
+                              hint=f"set {TOKEN_ENV} to a long random secret; clients then send "
+                                   "'Authorization: Bearer <token>'")
     if getattr(args, "trace", None):
         raise ConfigError("--trace needs the trace phone, which this build does not include yet",
                           hint="use --device sim or a real phone")

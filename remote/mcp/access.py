@@ -91,17 +91,20 @@ class AccessGate:
     def allows(self, package: str) -> bool:
         return self.open or package in self.allowed or package in self.system
 
-    def check(self, package: str, doing: str = "act") -> None:
-        """Raise `AccessDenied` unless ``package`` may be acted in."""
+    def check(self, package: str, doing: str = "act", *, in_front: bool = True) -> None:
+        """Raise `AccessDenied` unless ``package`` (the app in front, or with ``in_front=False`` the app
+        asked for) may be acted in."""
         if self.allows(package):
             return
         if not package:
             raise AccessDenied(f"cannot tell which app is in front, so cannot {doing}",
                                hint="the phone may be locked or between screens: take a screenshot")
         granted = ", ".join(sorted(self.allowed)) or "none yet"
-        raise AccessDenied(f"{package} is in front and is not in this session's allowed apps ({granted}); "
+        where = "is in front and " if in_front else ""
+        raise AccessDenied(f"{package} {where}is not in this session's allowed apps ({granted}); "
                            f"refusing to {doing}",
-                           hint=f"call request_access(apps=[\"{package}\"]) first, or open an allowed app")
+                           hint=f"call request_access(apps=[\"{package}\"]) first"
+                                + (", or open an allowed app" if in_front else ""))
 
 
 class GatedDevice:
@@ -138,7 +141,7 @@ class GatedDevice:
         self._adb.input_keyevent(key)
 
     def launch_app(self, package: str) -> None:
-        self._gate.check(package, f"open {package}")
+        self._gate.check(package, f"open {package}", in_front=False)
         if self._on_act is not None:
             self._on_act()
         self._adb.launch_app(package)

@@ -87,6 +87,11 @@ def _still_there(tree: UITree, el: Element) -> bool:
 
 def aim_target(session: Session, target_ref: str) -> Aim:
     """Locate a ``target_ref`` on a fresh screen with the hybrid locator (tree, OpenCV, OCR, vision)."""
+    if target_ref.startswith("dynamic:") and session.locator.vision is None:
+        raise LocateError(f"{target_ref}: dynamic: targets need a vision model, and none is configured",
+                          target_ref=target_ref,
+                          hint="set LLM_PROVIDER and its key (docs/models.md), or use text:/desc:/id:, an element "
+                               "number or x,y")
     screen = session.live_screen()
     result = session.locator.locate(target_ref, screen)
     if result.success and result.element is not None and result.reliable:

@@ -41,7 +41,7 @@ def list_apps(session: Session) -> str:
 
 def open_app(session: Session, name: str) -> str:
     package = _package(session, name)
-    session.gate.check(package, f"open {package}")
+    session.gate.check(package, f"open {package}", in_front=False)
     session.adb.launch_app(package)
     session.acted()
     front = _wait_front(session, package)
@@ -52,7 +52,7 @@ def open_app(session: Session, name: str) -> str:
 
 def stop_app(session: Session, name: str) -> str:
     package = _package(session, name)
-    session.gate.check(package, f"stop {package}")
+    session.gate.check(package, f"stop {package}", in_front=False)
     session.adb.shell(["am", "force-stop", package])
     session.acted()
     return f"stopped {package}; {session.front().get('package') or 'nothing'} is in front now"

@@ -70,7 +70,7 @@ def run_task(session: Session, asker: Asker, task: str, progress: Progress, max_
     """Run ``task`` to the end; the summary, or a TaskError carrying it when the task did not succeed."""
     module, _score = session.registry.route(task)
     if module.package and not module.default:
-        session.gate.check(module.package, f"run a task in {module.package}")
+        session.gate.check(module.package, f"run a task in {module.package}", in_front=False)
 
     unasked: list[str] = []
 
