@@ -31,7 +31,7 @@ from remote.mcp.calls import Caller
 
 TEACH_WAIT_S = 600.0
 NO_ELICITATION = ("teach mode shows the person each step and waits for their 'next', which needs a client that "
-                  "supports elicitation (Claude Code, Cursor and the MCP SDK's own client do)")
+                  "supports elicitation (Claude Code 2.1.76+, Cursor, VS Code; not Claude Desktop so far)")
 
 
 class TeachStep(BaseModel):
