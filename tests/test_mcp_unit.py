@@ -267,3 +267,33 @@ def test_open_app_is_gated_by_the_app_asked_for(session):
     assert apps.open_app(session, "微信") == "opened com.tencent.mm (微信)"
     with pytest.raises(ActionError, match="only http"):
         apps.open_url(session, "tel:10086")
+
+
+# ---------------------------------------------------------------- the SDK's client in process, without elicitation
+
+
+def test_a_client_that_cannot_be_asked_gets_grants_marked_unconfirmed_and_clear_refusals(session, sim_phone):
+    import anyio
+    from mcp import Client
+
+    from remote.mcp.server import build_server
+
+    def text(result) -> str:
+        return "\n".join(c.text for c in result.content if c.type == "text")
+
+    async def scenario() -> None:
+        async with Client(build_server(session)) as client:
+            task = await client.call_tool("run_task", {"task": "打开WLAN"})
+            assert task.is_error and "com.android.settings is not in this session's allowed apps" in text(task)
+            granted = await client.call_tool("request_access", {"apps": ["设置"]})
+            assert "not confirmed by a person: this client cannot ask" in text(granted)
+            taught = await client.call_tool("teach_step", {"text": "点搜索"})
+            assert taught.is_error and "needs a client that supports elicitation" in text(taught)
+            with sim_phone.lock:
+                sim_phone.launch("com.tencent.mm")
+                sim_phone.ad_pending = True
+                sim_phone.changed()
+            refused = await client.call_tool("tap", {"target_ref": "text:新人专享红包 最高88元"})
+            assert refused.is_error and "needs a person's confirmation" in text(refused)
+            assert sim_phone.snapshot()["foreground"]["screen"] == "ad_popup"
+    anyio.run(scenario)

@@ -137,11 +137,10 @@ def am(ctx: Ctx, argv: list[str]) -> int:
         desc = "Intent { " + (f"act={action} " if action else "") + "flg=0x400000" + \
             (" (has extras)" if extras else "") + " }"
         ctx.out(f"Broadcasting: {desc}\n")
-        answer = clipboard.broadcast(phone, action, extras) if action.startswith("clipper.") else None
+        answer = clipboard.broadcast(phone, action, extras)   # the clipper helper's receiver, else None
         if answer is None:
             _adb_keyboard(phone, action, extras)
-        ctx.out("Broadcast completed: result=0\n" if answer is None else
-                f'Broadcast completed: result={answer[0]}, data="{answer[1]}"\n')
+        ctx.out(answer or "Broadcast completed: result=0\n")
         return 0
     ctx.err(f"Error: unknown command '{sub}'\n")
     return 255

@@ -31,15 +31,20 @@ SDK = 33          # what `getprop ro.build.version.sdk` says on this phone
 READ_LIMIT_SDK = 29
 
 
-def broadcast(phone: SimPhone, action: str, extras: dict[str, str]) -> tuple[int, str] | None:
-    """clipper's receiver: ``(result code, result data)``, or None when the action is not clipper's."""
-    if action in ("clipper.set", "set"):
+def broadcast(phone: SimPhone, action: str, extras: dict[str, str]) -> str | None:
+    """clipper's receiver: the ``Broadcast completed`` line `am` prints, or None when the action is not clipper's."""
+    result = _receive(phone, action, extras)
+    return None if result is None else f'Broadcast completed: result={result[0]}, data="{result[1]}"\n'
+
+
+def _receive(phone: SimPhone, action: str, extras: dict[str, str]) -> tuple[int, str] | None:
+    if action == "clipper.set":
         if "text" not in extras:
             return RESULT_CANCELED, 'No text is provided. Use -e text "text to be pasted"'
         with phone.lock:
             phone.clipboard = extras["text"]
         return RESULT_OK, "Text is copied into clipboard."
-    if action in ("clipper.get", "get"):
+    if action == "clipper.get":
         with phone.lock:
             text = phone.clipboard
         if text is None or SDK >= READ_LIMIT_SDK:   # clipper is never the app in front here
