@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from typing import Any
 
 from remote.errors import ActionError, LocateError
 from remote.mcp.aim import Aim, aim, aim_target
@@ -30,9 +31,9 @@ def front_allowed(session: Session, doing: str) -> str:
     return package
 
 
-def _prepare(session: Session, asker: Asker, doing: str, **where: object) -> tuple[Aim, str]:
+def _prepare(session: Session, asker: Asker, doing: str, **where: Any) -> tuple[Aim, str]:
     package = front_allowed(session, doing)
-    target = aim(session, **where)  # type: ignore[arg-type]
+    target = aim(session, **where)
     note = confirm_sensitive(asker, target.label, package, session.registry, doing)
     return target, note
 
@@ -95,7 +96,7 @@ def scroll_vector(direction: str, amount: int, start: tuple[int, int], size: tup
     while total > 1:
         step = min(total, MAX_SWIPE * side)
         total -= step
-        pos = start[1] if vertical else start[0]
+        pos: float = start[1] if vertical else start[0]
         # Start far enough from the edge the finger moves towards to fit the whole swipe.
         pos = max(pos, lo + step) if sign < 0 else min(pos, hi - step)
         stop = pos + sign * step

@@ -18,6 +18,7 @@ import anyio
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from pydantic import AnyHttpUrl
 
 from remote import __version__
 from remote.errors import ConfigError
@@ -60,7 +61,8 @@ def build_server(session: Session, *, token: str | None = None, base_url: str | 
     auth = verifier = None
     if token:
         url = base_url or "http://127.0.0.1"
-        auth = AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp", validate_token_resource=False)
+        auth = AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(f"{url}/mcp"),
+                            validate_token_resource=False)
         verifier = StaticToken(token)
     app = MCPServer("remote", instructions=INSTRUCTIONS, version=__version__, lifespan=lifespan,
                     log_level="WARNING", auth=auth, token_verifier=verifier)

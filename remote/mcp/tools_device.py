@@ -76,21 +76,21 @@ class DeviceTools:
                   target_ref: TargetRef = None) -> str:
         """Tap one place: x,y (last screenshot's pixels), an element number, or a target_ref."""
         asker = self.calls.asker(ctx)
-        where = {"x": x, "y": y, "element": element, "target_ref": target_ref}
+        where: dict[str, Any] = {"x": x, "y": y, "element": element, "target_ref": target_ref}
         return await self.calls.run(lambda: gestures.tap(self.s, asker, **where))
 
     async def double_tap(self, ctx: Context, x: X = None, y: Y = None, element: ElementNo = None,
                          target_ref: TargetRef = None) -> str:
         """Tap one place twice quickly (zoom a map or picture, select a word)."""
         asker = self.calls.asker(ctx)
-        where = {"x": x, "y": y, "element": element, "target_ref": target_ref}
+        where: dict[str, Any] = {"x": x, "y": y, "element": element, "target_ref": target_ref}
         return await self.calls.run(lambda: gestures.double_tap(self.s, asker, **where))
 
     async def long_press(self, ctx: Context, x: X = None, y: Y = None, element: ElementNo = None,
                          target_ref: TargetRef = None, duration_ms: Duration = 800) -> str:
         """Press and hold one place (context menus, drag handles)."""
         asker = self.calls.asker(ctx)
-        where = {"x": x, "y": y, "element": element, "target_ref": target_ref}
+        where: dict[str, Any] = {"x": x, "y": y, "element": element, "target_ref": target_ref}
         return await self.calls.run(lambda: gestures.long_press(self.s, asker, duration_ms=duration_ms, **where))
 
     async def drag(self, ctx: Context, start: Point, end: Point, duration_ms: Duration = 500) -> str:
@@ -103,7 +103,7 @@ class DeviceTools:
                      element: ElementNo = None, target_ref: TargetRef = None) -> str:
         """Scroll the content in a direction ("down" shows what is further down), at a place or the middle."""
         asker = self.calls.asker(ctx)
-        where = {"x": x, "y": y, "element": element, "target_ref": target_ref}
+        where: dict[str, Any] = {"x": x, "y": y, "element": element, "target_ref": target_ref}
         return await self.calls.run(lambda: gestures.scroll(self.s, asker, direction, amount, **where))
 
     async def scroll_to(self, ctx: Context, target_ref: Annotated[str, Field(description="what to bring on screen")],
@@ -120,7 +120,7 @@ class DeviceTools:
         first). Any language through ADBKeyboard; the field is read back (verify) and the person's input
         method is restored afterwards. clear empties the field first; submit presses ENTER after."""
         asker = self.calls.asker(ctx)
-        where = {"x": x, "y": y, "element": element, "target_ref": target_ref}
+        where: dict[str, Any] = {"x": x, "y": y, "element": element, "target_ref": target_ref}
         return await self.calls.run(lambda: keys.type_text(self.s, asker, text, clear=clear, submit=submit,
                                                            verify=verify, **where))
 

@@ -9,7 +9,7 @@ The tools reach the session through the server's lifespan context.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from mcp.server.mcpserver import (
     AcceptedElicitation,
@@ -40,7 +40,8 @@ class TeachStep(BaseModel):
 
 
 def caller(ctx: Context) -> Caller:
-    return ctx.request_context.lifespan_context
+    """The session's caller, which the server's lifespan put in every request context."""
+    return cast(Caller, ctx.request_context.lifespan_context)
 
 
 def _packages(ctx: Context, apps: list[str]) -> list[str]:

@@ -19,10 +19,16 @@ the clipboard into the focused field, which is how an agent reads it back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
+
+class SimPhone(Protocol):
+    """What the clipboard needs of the phone (a protocol, so that phone.py can import this module)."""
+
+    lock: Any
+    clipboard: str | None
+
+    def type_text(self, text: str) -> bool: ...
 
 PACKAGE = "ca.zgrs.clipper"
 KEYCODE_PASTE = 279
