@@ -81,20 +81,29 @@ def type_text(session: Session, asker: Asker, text: str, *, x: float | None = No
     try:
         ok = session.adb.input_text(text, clear=clear, verify=verify)
         session.acted()
+        check = "; the field reads back as typed" if verify else ""
         if verify and not ok:
-            got = session.adb.focused_text()
-            if got is None:
-                raise ActionError("no text field has the focus, so the text went nowhere",
-                                  hint="pass target= (the field), or tap the field first")
-            raise ActionError(f"the text did not arrive as typed: the field reads {got!r}",
-                              hint="the app may filter or reformat input; take a screenshot to check")
+            check = _unread(session)
+        notes.append(f"typed {len(text)} characters via {how}{check}")
         if submit:
             session.adb.input_keyevent("ENTER")
             notes.append("pressed ENTER")
     finally:
         _restore_ime(session)
-    check = "; the field reads back as typed" if verify else ""
-    return "; ".join([*notes, f"typed {len(text)} characters via {how}{check}"])
+    return "; ".join(notes)
+
+
+def _unread(session: Session) -> str:
+    """Why the field does not read back as typed: a password field (fine), no field, or a changed text."""
+    tree = session.tree()
+    node = tree.focused_node() if tree is not None else None
+    if node is not None and node.password:
+        return " into a password field (not read back: it shows dots)"
+    if node is None:
+        raise ActionError("no text field has the focus, so the text went nowhere",
+                          hint="pass target= (the field), or tap the field first")
+    raise ActionError(f"the text did not arrive as typed: the field reads {node.text!r}",
+                      hint="the app may filter or reformat input; take a screenshot to check")
 
 
 def _restore_ime(session: Session) -> None:
