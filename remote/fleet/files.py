@@ -1,0 +1,150 @@
+"""Batch and schedule files: YAML lists, checked entry by entry with the file and line of any problem.
+
+A batch file (``remote batch FILE``)::
+
+    - task: 打开设置
+      device: any          # any free phone (the default); a serial pins it; `all` = once on every phone
+      repeat: 3            # three jobs (default 1)
+    - task: 给张三发微信消息说你好
+      device: emulator-5556
+
+A schedule file (``remote schedule FILE``)::
+
+    - cron: "0 8 * * *"    # minute hour day-of-month month day-of-week (crontab order), local time
+      task: 打开设置
+      device: all
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from apscheduler.triggers.cron import CronTrigger
+
+from remote.apps import check_task
+from remote.core.yamlfile import line_of, line_of_key, load_yaml
+from remote.errors import ConfigError
+from remote.fleet.jobs import ALL, ANY, Job
+
+MAX_REPEAT = 1000
+MAX_JOBS = 10_000
+BATCH_KEYS = {"task", "device", "repeat"}
+SCHEDULE_KEYS = {"cron", "task", "device", "timezone"}
+
+
+@dataclass(frozen=True)
+class BatchEntry:
+    """One entry of a batch file; ``device`` may be ``all`` (expanded over the phones when the batch starts)."""
+
+    task: str
+    device: str
+    repeat: int
+    line: int | None
+
+
+@dataclass(frozen=True)
+class ScheduleEntry:
+    cron: str
+    task: str
+    device: str
+    line: int | None
+    trigger: CronTrigger
+
+    @property
+    def key(self) -> str:
+        """Names the entry in the schedule's state file (what ran when)."""
+        return f"{self.cron} | {self.device} | {self.task}"
+
+
+def _entries(path: Path, keys: set[str], what: str) -> list[tuple[dict[str, Any], int | None]]:
+    data = load_yaml(path)
+    if data is None:
+        raise ConfigError(f"the {what} file is empty", path=str(path), hint=f"write a list: - task: 打开设置")
+    if not isinstance(data, list):
+        raise ConfigError(f"a {what} file is a list of entries (- task: ...), not a {type(data).__name__}",
+                          path=str(path), line=line_of(data, 1))
+    out = []
+    for i, entry in enumerate(data, 1):
+        line = line_of(entry)
+        if not isinstance(entry, dict):
+            raise ConfigError(f"entry {i} is not a mapping (task: ..., device: ...)", path=str(path), line=line)
+        unknown = sorted(map(str, set(entry) - keys))
+        if unknown:
+            raise ConfigError(f"unknown key {unknown[0]!r} in entry {i}", path=str(path),
+                              line=line_of_key(entry, unknown[0]), hint=f"keys: {', '.join(sorted(keys))}")
+        out.append((entry, line))
+    return out
+
+
+def _text(entry: dict[str, Any], key: str, path: Path, line: int | None, default: str | None = None) -> str:
+    value = entry.get(key, default)
+    if value is None:
+        raise ConfigError(f"entry without {key!r}", path=str(path), line=line)
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise ConfigError(f"{key} must be text, not {value!r}", path=str(path), line=line_of_key(entry, key))
+    return str(value).strip()
+
+
+def _task(entry: dict[str, Any], path: Path, line: int | None) -> str:
+    task = _text(entry, "task", path, line)
+    try:
+        check_task(task)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, path=str(path), line=line_of_key(entry, "task") or line,
+                          hint=exc.hint) from exc
+    return task
+
+
+def _device(entry: dict[str, Any], path: Path, line: int | None) -> str:
+    device = _text(entry, "device", path, line, default=ANY)
+    if not device or any(c.isspace() for c in device):
+        raise ConfigError(f"device must be a serial, 'any' or 'all', not {device!r}", path=str(path),
+                          line=line_of_key(entry, "device"))
+    return device
+
+
+def load_batch(path: Path) -> list[BatchEntry]:
+    """The entries of a batch file, in order; a ConfigError with file:line for the first problem."""
+    out: list[BatchEntry] = []
+    total = 0
+    for entry, line in _entries(path, BATCH_KEYS, "batch"):
+        repeat = entry.get("repeat", 1)
+        if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= MAX_REPEAT:
+            raise ConfigError(f"repeat must be a whole number from 1 to {MAX_REPEAT}, not {repeat!r}",
+                              path=str(path), line=line_of_key(entry, "repeat"))
+        total += repeat
+        if total > MAX_JOBS:
+            raise ConfigError(f"more than {MAX_JOBS} jobs in one batch", path=str(path), line=line,
+                              hint="split the file")
+        out.append(BatchEntry(_task(entry, path, line), _device(entry, path, line), repeat, line))
+    return out
+
+
+def expand(entries: list[BatchEntry], serials: list[str]) -> list[Job]:
+    """Jobs in file order: ``repeat`` copies of each entry, ``all`` as one job pinned to each phone."""
+    jobs: list[Job] = []
+    for entry in entries:
+        for _ in range(entry.repeat):
+            targets = serials if entry.device == ALL else [entry.device]
+            jobs += [Job(task=entry.task, device=d, index=len(jobs) + i, line=entry.line)
+                     for i, d in enumerate(targets)]
+    return jobs
+
+
+def load_schedule(path: Path) -> list[ScheduleEntry]:
+    """The entries of a schedule file; a bad cron expression is a ConfigError naming its line."""
+    out: list[ScheduleEntry] = []
+    for entry, line in _entries(path, SCHEDULE_KEYS, "schedule"):
+        cron = _text(entry, "cron", path, line)
+        timezone = entry.get("timezone")
+        try:
+            trigger = CronTrigger.from_crontab(cron, timezone=timezone)
+        except (ValueError, LookupError) as exc:   # a bad field, or an unknown time zone
+            raise ConfigError(f"bad cron expression {cron!r}: {exc}", path=str(path),
+                              line=line_of_key(entry, "cron"),
+                              hint='five fields: minute hour day month weekday, e.g. "0 8 * * *"') from exc
+        device = _device(entry, path, line)
+        out.append(ScheduleEntry(cron, _task(entry, path, line), device, line, trigger))
+    return out

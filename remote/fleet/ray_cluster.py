@@ -1,0 +1,174 @@
+"""A Ray cluster of phone hosts: resources per phone, one room per host, joining and connecting.
+
+Every host with phones runs ``remote worker --address HEAD:6379``: a Ray node that
+advertises ``phone:SERIAL`` (1) for each attached phone and ``phone`` (one unit per
+phone: the pool), and a room actor (``remote-room-<node id>``, pinned to that node)
+that leases the host's phones to the tasks Ray places there (`remote.fleet.room`).
+
+Nothing here reaches the network by itself: usage statistics are off, and
+:func:`start_local` binds a one-host cluster to a loopback address.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from remote.errors import ConfigError, DeviceError
+from remote.fleet.jobs import Phone
+from remote.fleet.room import Room
+
+logger = logging.getLogger(__name__)
+
+NAMESPACE = "remote"
+POOL = "phone"
+ROOM_PREFIX = "remote-room-"
+LOOPBACK_NODE_IP = "127.0.0.2"   # Ray turns 127.0.0.1 into the host's outward address; 127.0.0.2 stays on lo
+NODE_WAIT_S = 60.0
+
+
+def phone_resource(serial: str) -> str:
+    return f"phone:{serial}"
+
+
+def host_resources(phones: list[Phone]) -> dict[str, float]:
+    """``{"phone:A": 1, "phone:B": 1, "phone": 2}``: each phone, and the host's pool."""
+    out: dict[str, float] = {phone_resource(p.serial): 1.0 for p in phones}
+    out[POOL] = float(len(phones))
+    return out
+
+
+def _quiet_env() -> None:
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")   # no usage report leaves the machine
+
+
+def connect(address: str) -> None:
+    """Join the cluster at ``address`` as a driver (a no-op when this process already is one)."""
+    if ray.is_initialized():
+        return
+    _quiet_env()
+    try:
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
+                 configure_logging=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise DeviceError(f"cannot join the Ray cluster at {address}: {exc}",
+                          hint="start its head with `ray start --head --port 6379` and check the address "
+                               "(and RAY_AUTH_TOKEN when the cluster uses token authentication)") from exc
+
+
+@dataclass
+class LocalCluster:
+    """A one-host cluster started by this process; keep it (its room lives as long as the handle)."""
+
+    address: str
+    room: Any
+
+    def shutdown(self) -> None:
+        self.room = None
+        shutdown()
+
+
+def start_local(phones: list[Phone], *, num_cpus: int = 1, temp_dir: str | None = None) -> LocalCluster:
+    """A one-host Ray cluster in this process, on loopback, serving ``phones``."""
+    _quiet_env()
+    if ray.is_initialized():
+        raise ConfigError("a Ray cluster is already running in this process")
+    context = ray.init(num_cpus=num_cpus, resources=host_resources(phones), include_dashboard=False,
+                       namespace=NAMESPACE, _node_ip_address=LOOPBACK_NODE_IP, log_to_driver=False,
+                       logging_level=logging.WARNING, configure_logging=False,
+                       _temp_dir=temp_dir or tempfile.mkdtemp(prefix="remote-ray-"))
+    room = open_room(phones, ray.get_runtime_context().get_node_id())
+    return LocalCluster(str(context.address_info["gcs_address"]), room)
+
+
+def shutdown() -> None:
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+@ray.remote(num_cpus=0)
+class PoolHold:
+    """Holds one pool unit of a host whose phone went away, so Ray places no more tasks for its share."""
+
+    def ping(self) -> bool:
+        return True
+
+
+@ray.remote(num_cpus=0, max_concurrency=64)
+class RoomActor:
+    """A host's `Room` as a Ray actor, pinned to the host's node."""
+
+    def __init__(self, phones: list[Phone], node_id: str) -> None:
+        self.room = Room(phones)
+        self.node_id = node_id
+        self.holds: list[Any] = []
+
+    def lease(self, serial: str | None, timeout: float) -> Phone | None:
+        return self.room.lease(serial, timeout)
+
+    def release(self, serial: str, gone: bool) -> None:
+        if self.room.release(serial, gone):
+            logger.warning("phone %s disconnected: taken out of the pool", serial)
+            strategy = NodeAffinitySchedulingStrategy(self.node_id, soft=False)
+            self.holds.append(PoolHold.options(resources={POOL: 1}, scheduling_strategy=strategy).remote())
+
+    def state(self) -> dict[str, list[str]]:
+        return self.room.state()
+
+
+def open_room(phones: list[Phone], node_id: str) -> Any:
+    """Create the room actor of node ``node_id``; it lives as long as the returned handle is kept."""
+    strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    room = RoomActor.options(name=ROOM_PREFIX + node_id, namespace=NAMESPACE,  # type: ignore[attr-defined]
+                             scheduling_strategy=strategy).remote(phones, node_id)
+    ray.get(room.state.remote())   # wait until it answers
+    return room
+
+
+def room_here() -> Any:
+    """The room of the node this code runs on (inside a task Ray placed)."""
+    return ray.get_actor(ROOM_PREFIX + ray.get_runtime_context().get_node_id(), namespace=NAMESPACE)
+
+
+def advertised(serial: str | None = None) -> bool:
+    """Does some live node advertise this phone (or, with None, any phone at all)?"""
+    resources = ray.cluster_resources()
+    return resources.get(phone_resource(serial) if serial else POOL, 0) > 0
+
+
+def start_node(address: str, phones: list[Phone], *, node_ip: str | None = None,
+               num_cpus: int | None = None) -> subprocess.Popen[bytes]:
+    """``ray start --address ADDRESS --resources {...} --block``: this host joins with its phones."""
+    args = [sys.executable, "-m", "ray.scripts.scripts", "start", "--address", address, "--block",
+            "--disable-usage-stats", "--resources", json.dumps(host_resources(phones))]
+    if node_ip:
+        args += ["--node-ip-address", node_ip]
+    if num_cpus is not None:
+        args += ["--num-cpus", str(num_cpus)]
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL)
+
+
+def node_with(phones: list[Phone], process: subprocess.Popen[bytes] | None = None,
+              wait_s: float = NODE_WAIT_S) -> str:
+    """The id of the live node advertising all of ``phones`` (waits for a joining node to appear)."""
+    wanted = [phone_resource(p.serial) for p in phones]
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        for node in ray.nodes():
+            if node.get("Alive") and all(w in node.get("Resources", {}) for w in wanted):
+                return str(node["NodeID"])
+        if process is not None and process.poll() is not None:
+            raise DeviceError(f"`ray start` exited with status {process.returncode} before the node joined",
+                              hint="see its messages above; check --address and that the head is running")
+        time.sleep(0.25)
+    raise DeviceError(f"no node with phones {', '.join(p.serial for p in phones)} joined within {wait_s:g} s")
