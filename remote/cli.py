@@ -91,10 +91,14 @@ def _command(sub: argparse._SubParsersAction, name: str, summary: str, examples:
     return parser
 
 
-def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True) -> None:
+def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True, many: bool = False) -> None:
     help_text = "phone serial or ip:port (default: the only connected phone, or ADB_SERIAL)" + \
         ("; 'sim' for the built-in simulated phone" if sim_choice else "")
-    p.add_argument("--device", "-s", metavar="SERIAL", default=None, help=help_text)
+    if many:
+        help_text = "phone serial; repeat it for several phones, each running the task in parallel (default: " \
+            "the only connected phone, or ADB_SERIAL)" + ("; each 'sim' adds a simulated phone" if sim_choice else "")
+    p.add_argument("--device", "-s", metavar="SERIAL", default=None, help=help_text,
+                   action="append" if many else "store")
     if sim_choice:
         p.add_argument("--scenario", metavar="FILE", default=None,
                        help="simulated-phone scenario YAML (with --device sim): popups, resolution, versions ...")
@@ -109,9 +113,13 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
   remote run --device sim "给张三发微信消息说你好"
   remote run --device sim --scenario popups.yaml "打开微信"
   remote run "打开WLAN" --dry-run            # plan, and check what the current screen allows
-  remote run "在浏览器搜索天气" --json --max-seconds 60""")
+  remote run "在浏览器搜索天气" --json --max-seconds 60
+  remote run "打开设置" --device emulator-5554 --device emulator-5556   # both phones at once
+  remote run "打开设置" --all-devices --adb-port 5038                  # every phone of that adb server""")
     p.add_argument("task", type=task_text, help="what to do, in one sentence (Chinese or English)")
-    add_device_args(p)
+    add_device_args(p, many=True)
+    p.add_argument("--all-devices", action="store_true",
+                   help="run the task on every connected phone in parallel (docs/fleet.md)")
     p.add_argument("--module", metavar="NAME", default=None,
                    help="use this app module's templates and images (skip routing); see `remote modules`")
     p.add_argument("--strategy", choices=STRATEGIES, default="opencv_first",
@@ -149,13 +157,18 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = _command(sub, "sim", "serve the simulated phone over the adb protocol until Ctrl-C", """\
   remote sim                             # 127.0.0.1:5037, or the next free port when 5037 is taken
   remote sim --port 5038 --scenario popups.yaml
+  remote sim --count 4 --resolutions 720x1600,1440x3200     # a farm: four phones on one adb server
   adb -P 5038 devices; adb -P 5038 exec-out screencap -p > s.png""")
     p.add_argument("--port", type=port, default=None,
                    help="port to serve on (default 5037; when 5037 is taken, by a real adb server say, the next "
                         "free port is used and printed)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--scenario", metavar="FILE", default=None, help="scenario YAML (docs/testing.md#scenarios)")
-    p.add_argument("--serial", default=None, help="serial the simulated phone reports (default emulator-5554)")
+    p.add_argument("--serial", default=None, help="serial the simulated phone reports (default remote-sim)")
+    p.add_argument("--count", type=positive_int, default=1, metavar="N",
+                   help="serve N simulated phones on this one adb server (serials remote-sim-1 ... remote-sim-N)")
+    p.add_argument("--resolutions", metavar="WxH,...", default=None,
+                   help="with --count: resolutions given to the phones in turn, e.g. 720x1600,1080x2400,1440x3200")
 
     p = _command(sub, "capture-ref", "crop a reference image from the live screen into a module's images/", """\
   remote capture-ref send_button --module wechat --text 发送
@@ -258,6 +271,72 @@ def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                    help="where teach-mode pictures go (default: a temporary folder)")
 
 
+def _task_options(p: argparse.ArgumentParser) -> None:
+    """The options every fleet command shares with `run`: strategy, caps, --yes, --json, --runs-dir."""
+    p.add_argument("--strategy", choices=STRATEGIES, default="opencv_first",
+                   help="locator tiers: free tiers then the vision model; free tiers only; the model only")
+    p.add_argument("--max-steps", type=positive_int, default=30, metavar="N", help="steps per task, replans included")
+    p.add_argument("--max-seconds", type=positive_float, default=300.0, metavar="S", help="seconds per task")
+    p.add_argument("--max-model-calls", type=non_negative_int, default=20, metavar="N",
+                   help="model calls per task")
+    p.add_argument("--max-tokens", type=non_negative_int, default=200_000, metavar="N", help="model tokens per task")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="allow sensitive steps without asking (nobody is asked in a batch: without it they are refused)")
+    p.add_argument("--json", action="store_true", help="print the rows as one JSON object on stdout")
+    p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run records and batch.json go")
+
+
+def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "batch", "run a YAML list of tasks over the connected phones, or over a Ray cluster", """\
+  remote batch tasks.yaml                            # every phone of the local adb server
+  remote batch tasks.yaml --device sim --device sim  # two simulated phones
+  remote batch tasks.yaml --address 10.0.0.5:6379    # the phones of a Ray cluster's workers
+
+  tasks.yaml:  - task: 打开设置
+                 device: any        # or a serial, or all
+                 repeat: 3""", description="Run a YAML list of tasks (docs/fleet.md), one worker per phone, "
+                 "never two tasks on one phone at once; a summary table and runs/batch-*/batch.json.")
+    p.add_argument("file", help="batch YAML: a list of {task, device: SERIAL|any|all, repeat: N}")
+    add_device_args(p, many=True)
+    p.add_argument("--address", metavar="ADDR", default=None,
+                   help="place the tasks on this Ray cluster (HEAD:6379) instead of this host's phones; "
+                        "'local' starts a one-host cluster with this host's phones")
+    _task_options(p)
+
+    p = _command(sub, "worker", "join a Ray cluster and offer this host's phones to it (until Ctrl-C)", """\
+  remote worker --address 10.0.0.5:6379                  # every phone of the local adb server
+  remote worker --address 10.0.0.5:6379 --device R58M123 --device R58M456""")
+    p.add_argument("--address", required=True, metavar="ADDR", help="the Ray head's address (HOST:PORT)")
+    p.add_argument("--device", "-s", metavar="SERIAL", action="append", default=None,
+                   help="a phone to offer (repeat it); default: every phone the adb server sees")
+    p.add_argument("--adb-host", metavar="HOST", default=None, help="adb server host (default 127.0.0.1)")
+    p.add_argument("--adb-port", metavar="PORT", type=port, default=None, help="adb server port (default 5037)")
+    p.add_argument("--node-ip-address", metavar="IP", default=None,
+                   help="this host's address as the other hosts reach it (Ray's --node-ip-address)")
+    p.add_argument("--num-cpus", type=non_negative_int, default=None, metavar="N",
+                   help="CPUs this node offers to Ray (phone tasks need none; default: Ray's count)")
+
+    p = _command(sub, "submit", "run one task on a Ray cluster: on a given phone, or any free one", """\
+  remote submit "打开设置" --device any --address 10.0.0.5:6379
+  remote submit "给张三发微信消息说你好" --device R58M123 --address 10.0.0.5:6379 --json""")
+    p.add_argument("task", type=task_text, help="what to do, in one sentence")
+    p.add_argument("--device", "-s", metavar="SERIAL", default="any", help="a phone's serial, or 'any'")
+    p.add_argument("--address", required=True, metavar="ADDR", help="the Ray head's address (HOST:PORT)")
+    _task_options(p)
+
+    p = _command(sub, "schedule", "run tasks on cron expressions until Ctrl-C; missed runs are reported", """\
+  remote schedule daily.yaml
+  remote schedule daily.yaml --address 10.0.0.5:6379
+
+  daily.yaml:  - cron: "0 8 * * *"     # minute hour day month weekday, local time
+                 task: 打开设置
+                 device: all""")
+    p.add_argument("file", help="schedule YAML: a list of {cron, task, device: SERIAL|any|all}")
+    add_device_args(p, many=True)
+    p.add_argument("--address", metavar="ADDR", default=None, help="submit to this Ray cluster (HEAD:6379)")
+    _task_options(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="remote", formatter_class=Formatter,
@@ -277,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     _offline_parsers(sub)
     _module_parsers(sub)
     _agent_parsers(sub)
+    _fleet_parsers(sub)
     return parser
 
 

@@ -130,6 +130,12 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    devices = args.device or []
+    if getattr(args, "all_devices", False) or len(devices) > 1:
+        from remote.commands.batch import run_many  # many phones: one worker each (remote.fleet)
+
+        return run_many(args)
+    args.device = devices[0] if devices else None
     llm = LLMConfig.from_env()
     limits = Limits(max_steps=args.max_steps, max_seconds=args.max_seconds,
                     budget=Budget(max_model_calls=args.max_model_calls, max_tokens=args.max_tokens))

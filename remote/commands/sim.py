@@ -6,20 +6,31 @@ import argparse
 import errno
 import sys
 
-from remote.errors import DeviceError
+from remote.errors import BadInput, DeviceError
 
 DEFAULT_PORT = 5037
+MAX_COUNT = 64
 
 
 def run(args: argparse.Namespace) -> int:
-    from remote.sim import serve
+    from remote.sim import serve, serve_farm
     from remote.sim.phone import DEFAULT_SERIAL
 
     ports = [args.port] if args.port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + 20))
+    count = getattr(args, "count", 1) or 1
+    resolutions = [r.strip() for r in args.resolutions.split(",") if r.strip()] if args.resolutions else None
+    if count > MAX_COUNT:
+        raise BadInput(f"--count {count}: at most {MAX_COUNT} simulated phones on one server")
+    if resolutions and count == 1:
+        raise BadInput("--resolutions is for a farm (--count N); one phone takes its resolution from --scenario")
     server = None
     for port in ports:
         try:
-            server = serve(args.scenario, host=args.host, port=port, serial=args.serial or DEFAULT_SERIAL)
+            if count > 1:
+                server = serve_farm(count, args.scenario, host=args.host, port=port,
+                                    serial_prefix=args.serial or DEFAULT_SERIAL, resolutions=resolutions)
+            else:
+                server = serve(args.scenario, host=args.host, port=port, serial=args.serial or DEFAULT_SERIAL)
             break
         except OSError as exc:
             if args.port is not None or exc.errno != errno.EADDRINUSE:
@@ -30,15 +41,17 @@ def run(args: argparse.Namespace) -> int:
         raise DeviceError(f"ports {ports[0]}-{ports[-1]} on {args.host} are all taken", hint="choose one with --port")
     if server.port != DEFAULT_PORT and args.port is None:
         print(f"port {DEFAULT_PORT} is taken (a real adb server?): serving on {server.port} instead")
-    phone = server.phone
-    width, height = phone.size
     scenario = f" (scenario {args.scenario})" if args.scenario else ""
-    print(f"simulated phone {server.serial} {width}x{height}{scenario} on {server.host}:{server.port}")
+    for phone in server.phones:
+        width, height = phone.size
+        print(f"simulated phone {phone.serial} {width}x{height}{scenario} on {server.host}:{server.port}")
     print("connect with:")
     print(f"  adb -P {server.port} devices")
     print(f"  adb -P {server.port} shell wm size")
     print(f"  adb -P {server.port} exec-out screencap -p > screen.png")
     print(f"  python -m remote run --adb-port {server.port} --device {server.serial} \"…\"")
+    if count > 1:
+        print(f"  python -m remote run --adb-port {server.port} --all-devices \"…\"")
     print(f"  (or ANDROID_ADB_SERVER_PORT={server.port} for adbutils)")
     print("Ctrl-C stops it.")
     sys.stdout.flush()

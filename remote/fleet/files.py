@@ -61,7 +61,7 @@ class ScheduleEntry:
 def _entries(path: Path, keys: set[str], what: str) -> list[tuple[dict[str, Any], int | None]]:
     data = load_yaml(path)
     if data is None:
-        raise ConfigError(f"the {what} file is empty", path=str(path), hint=f"write a list: - task: 打开设置")
+        raise ConfigError(f"the {what} file is empty", path=str(path), hint="write a list: - task: 打开设置")
     if not isinstance(data, list):
         raise ConfigError(f"a {what} file is a list of entries (- task: ...), not a {type(data).__name__}",
                           path=str(path), line=line_of(data, 1))

@@ -146,6 +146,12 @@ def advertised(serial: str | None = None) -> bool:
     return resources.get(phone_resource(serial) if serial else POOL, 0) > 0
 
 
+def advertised_serials() -> list[str]:
+    """The phones the cluster's live nodes advertise (``phone:SERIAL`` resources), sorted."""
+    prefix = phone_resource("")
+    return sorted(k[len(prefix):] for k, v in ray.cluster_resources().items() if k.startswith(prefix) and v > 0)
+
+
 def start_node(address: str, phones: list[Phone], *, node_ip: str | None = None,
                num_cpus: int | None = None) -> subprocess.Popen[bytes]:
     """``ray start --address ADDRESS --resources {...} --block``: this host joins with its phones."""

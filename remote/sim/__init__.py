@@ -5,6 +5,9 @@
         adbutils.AdbClient(port=server.port).device(server.serial).shell("wm size")
         server.phone.snapshot()["foreground"]
 
+    with serve_farm(3, resolutions=["720x1600", "1440x3200"]) as server:   # three phones, one adb server
+        [p.serial for p in server.phones]          # remote-sim-1, remote-sim-2, remote-sim-3
+
 It imports nothing of the agent: it is a phone, not a test oracle.
 """
 
@@ -17,7 +20,7 @@ from remote.sim.adb_server import SimServer
 from remote.sim.phone import SimPhone
 from remote.sim.scenario import Scenario
 
-__all__ = ["Scenario", "SimPhone", "SimServer", "serve"]
+__all__ = ["Scenario", "SimPhone", "SimServer", "serve", "serve_farm"]
 
 
 def serve(scenario: Scenario | str | Path | dict[str, Any] | None = None, *, host: str = "127.0.0.1",
@@ -32,3 +35,21 @@ def serve(scenario: Scenario | str | Path | dict[str, Any] | None = None, *, hos
         kwargs = {"serial": serial} if serial else {}
         phone = SimPhone(scenario, **kwargs, **overrides)
     return SimServer(phone, host=host, port=port).start()
+
+
+def serve_farm(count: int, scenario: Scenario | str | Path | dict[str, Any] | None = None, *,
+               host: str = "127.0.0.1", port: int = 0, serial_prefix: str = "remote-sim",
+               resolutions: list[str] | None = None, **overrides: Any) -> SimServer:
+    """Start one `SimServer` with ``count`` phones (serials ``PREFIX-1`` ...), each with its own state.
+
+    ``resolutions`` are given to the phones in turn (phone i gets ``resolutions[i % len]``).
+    """
+    if count < 1:
+        raise ValueError("a farm has at least one phone")
+    phones = []
+    for i in range(count):
+        extra = dict(overrides)
+        if resolutions:
+            extra["resolution"] = resolutions[i % len(resolutions)]
+        phones.append(SimPhone(scenario, serial=f"{serial_prefix}-{i + 1}", **extra))
+    return SimServer(phones=phones, host=host, port=port).start()

@@ -1,4 +1,4 @@
-"""An adb server on loopback that speaks the host ("smart socket") protocol for one `SimPhone`.
+"""An adb server on loopback that speaks the host ("smart socket") protocol for one or more `SimPhone`s.
 
 Each request is ``%04x`` length + UTF-8 payload; replies are ``OKAY`` (+ data) or
 ``FAIL`` + ``%04x`` + message. ``host:transport*`` / ``host:tport:*`` switch the
@@ -8,6 +8,9 @@ same connection to the device, whose services are ``shell:``, ``shell,v2,…:``
 
     with SimServer(SimPhone()) as server:
         adbutils.AdbClient(port=server.port).device(server.serial).shell("wm size")
+
+Several phones on one server (``remote sim --count 3``): ``SimServer(phones=[...])``; each has
+transport id 1, 2, 3 ..., and a phone whose cable is pulled leaves the device list alone.
 """
 
 from __future__ import annotations
@@ -48,11 +51,23 @@ def _read_request(sock: socket.socket) -> str:
     return read_exact(sock, size).decode("utf-8", "replace")
 
 
-class SimServer:
-    """Serve `phone` on ``host:port`` (port 0 = a free one) from a background thread."""
+class _Route:
+    """One phone of the server, as the device services see it (`remote.sim.service.Route`)."""
 
-    def __init__(self, phone: SimPhone | None = None, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.phone = phone or SimPhone()
+    def __init__(self, phone: SimPhone, stop: threading.Event) -> None:
+        self.phone = phone
+        self._stop = stop
+
+
+class SimServer:
+    """Serve `phone` (or `phones`, distinct serials) on ``host:port`` (port 0 = a free one) from a thread."""
+
+    def __init__(self, phone: SimPhone | None = None, *, host: str = "127.0.0.1", port: int = 0,
+                 phones: list[SimPhone] | None = None) -> None:
+        self.phones = list(phones) if phones else [phone or SimPhone()]
+        if len({p.serial for p in self.phones}) != len(self.phones):
+            raise ValueError("the phones of one server need distinct serials")
+        self.phone = self.phones[0]
         self.host = host
         self._requested_port = port
         self._listener: socket.socket | None = None
@@ -133,8 +148,9 @@ class SimServer:
         try:
             request = _read_request(conn)
             log.debug("host request %r", request)
-            if self._host(conn, request):
-                self._device(conn, _read_request(conn))
+            phone = self._host(conn, request)
+            if phone is not None:
+                self._device(conn, phone, _read_request(conn))
         except ConnectionReset:
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         except (SyncClosed, OSError, ValueError) as exc:
@@ -146,34 +162,37 @@ class SimServer:
 
     # ------------------------------------------------------------------ host services
 
+    def _present(self) -> list[tuple[int, SimPhone]]:
+        return [(TRANSPORT_ID + i, p) for i, p in enumerate(self.phones) if not p.gone]
+
     def _devices(self, long: bool) -> str:
-        if self.phone.gone:
-            return ""
         if long:
-            return (f"{self.serial}            device product:sim_phone model:SimPhone device:sim "
-                    f"transport_id:{TRANSPORT_ID}\n")
-        return f"{self.serial}\tdevice\n"
+            return "".join(f"{p.serial}            device product:sim_phone model:SimPhone device:sim "
+                           f"transport_id:{tid}\n" for tid, p in self._present())
+        return "".join(f"{p.serial}\tdevice\n" for _, p in self._present())
 
-    def _select(self, conn: socket.socket, selector: str) -> bool:
-        """Is the device named by `selector` ours and present? FAIL like adb when not."""
-        if self.phone.gone:  # the messages of adb's acquire_one_transport()
-            if selector.startswith("serial:"):
+    def _select(self, conn: socket.socket, selector: str) -> SimPhone | None:
+        """The present phone named by `selector`; FAIL like adb (acquire_one_transport's messages) when none."""
+        present = self._present()
+        if selector.startswith("serial:"):
+            found = [p for _, p in present if p.serial == selector[7:]]
+            if not found:
                 _fail(conn, f"device '{selector[7:]}' not found")
-            elif selector.startswith("id:"):
+        elif selector.startswith("id:"):
+            found = [p for tid, p in present if str(tid) == selector[3:]]
+            if not found:
                 _fail(conn, f"no device with transport id '{selector[3:]}'")
-            else:
+        else:
+            found = [p for _, p in present]
+            if not found:
                 _fail(conn, "no devices/emulators found")
-            return False
-        if selector.startswith("serial:") and selector[7:] != self.serial:
-            _fail(conn, f"device '{selector[7:]}' not found")
-            return False
-        if selector.startswith("id:") and selector[3:] != str(TRANSPORT_ID):
-            _fail(conn, f"no device with transport id '{selector[3:]}'")
-            return False
-        return True
+            elif len(found) > 1:
+                _fail(conn, "more than one device/emulator")
+                return None
+        return found[0] if found else None
 
-    def _host(self, conn: socket.socket, request: str) -> bool:
-        """Answer a host request; True when the connection now talks to the device."""
+    def _host(self, conn: socket.socket, request: str) -> SimPhone | None:
+        """Answer a host request; the phone the connection now talks to, if it was switched to one."""
         selector, service = "any:", request
         if request.startswith("host-serial:"):
             rest = request[len("host-serial:"):]
@@ -212,9 +231,9 @@ class SimServer:
             self._device_query(conn, selector, name)
         else:
             _fail(conn, f"unknown host service '{name}'")
-        return False
+        return None
 
-    def _transport(self, conn: socket.socket, name: str) -> bool:
+    def _transport(self, conn: socket.socket, name: str) -> SimPhone | None:
         tport = name.startswith("tport:")
         arg = name[len("tport:"):] if tport else name[len("transport"):].lstrip("-:")
         if arg.startswith("serial:"):
@@ -225,20 +244,23 @@ class SimServer:
             selector = "any:"
         else:
             selector = "serial:" + arg  # host:transport:<serial>
-        if not self._select(conn, selector):
-            return False
-        conn.sendall(b"OKAY" + (struct.pack("<Q", TRANSPORT_ID) if tport else b""))
-        return True
+        phone = self._select(conn, selector)
+        if phone is None:
+            return None
+        tid = TRANSPORT_ID + self.phones.index(phone)
+        conn.sendall(b"OKAY" + (struct.pack("<Q", tid) if tport else b""))
+        return phone
 
     def _device_query(self, conn: socket.socket, selector: str, name: str) -> None:
-        if not self._select(conn, selector):
+        phone = self._select(conn, selector)
+        if phone is None:
             return
         if name == "features":
             _okay(conn, FEATURES)
         elif name == "get-state":
             _okay(conn, "device")
         elif name == "get-serialno":
-            _okay(conn, self.serial)
+            _okay(conn, phone.serial)
         elif name == "get-devpath":
             _okay(conn, "usb:1-1")
         elif name.startswith("wait-for-"):
@@ -265,9 +287,9 @@ class SimServer:
 
     # ------------------------------------------------------------------ device services
 
-    def _device(self, conn: socket.socket, request: str) -> None:
-        log.debug("device request %r", request)
-        run_device_service(self, conn, request)
+    def _device(self, conn: socket.socket, phone: SimPhone, request: str) -> None:
+        log.debug("device request %r for %s", request, phone.serial)
+        run_device_service(_Route(phone, self._stop), conn, request)
 
 
 def _split_serial(rest: str) -> tuple[str, str, str]:

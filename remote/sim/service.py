@@ -13,24 +13,29 @@ import select
 import socket
 import struct
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from remote.sim import shell
+from remote.sim.phone import SimPhone
 from remote.sim.sync import serve_sync
-
-if TYPE_CHECKING:
-    from remote.sim.adb_server import SimServer
 
 log = logging.getLogger(__name__)
 
 V2_STDIN, V2_STDOUT, V2_STDERR, V2_EXIT, V2_CLOSE_STDIN = 0, 1, 2, 3, 4
 
 
+class Route(Protocol):
+    """What a device service needs of the server: the phone the request was switched to, the stop event."""
+
+    phone: SimPhone
+    _stop: threading.Event
+
+
 class ConnectionReset(Exception):
     """Close the client's connection with a RST, without a reply."""
 
 
-def run_device_service(server: SimServer, conn: socket.socket, request: str) -> None:
+def run_device_service(server: Route, conn: socket.socket, request: str) -> None:
     """Answer one device request on a connection already switched to the device."""
     phone = server.phone
     if request.startswith("shell"):
@@ -61,7 +66,7 @@ def run_device_service(server: SimServer, conn: socket.socket, request: str) -> 
 # ---------------------------------------------------------------- shell / exec
 
 
-def _count(server: SimServer, command: str) -> None:
+def _count(server: Route, command: str) -> None:
     """Apply the scenario's link faults; record the command. Raises ConnectionReset for a dropped connection."""
     phone, scenario = server.phone, server.phone.scenario
     with phone.lock:
@@ -73,7 +78,7 @@ def _count(server: SimServer, command: str) -> None:
         phone.commands.append(command)
 
 
-def _after(server: SimServer) -> None:
+def _after(server: Route) -> None:
     phone, limit = server.phone, server.phone.scenario.drop_after_commands
     with phone.lock:
         if limit and len(phone.commands) >= limit and not phone.gone:
@@ -81,7 +86,7 @@ def _after(server: SimServer) -> None:
             phone.gone = True
 
 
-def _shell(server: SimServer, conn: socket.socket, command: str, v2: bool) -> None:
+def _shell(server: Route, conn: socket.socket, command: str, v2: bool) -> None:
     if not command.strip():
         _interactive(server, conn, v2)
         return
@@ -144,7 +149,7 @@ def _watch(conn: socket.socket, stop: threading.Event, server_stop: threading.Ev
             return
 
 
-def _interactive(server: SimServer, conn: socket.socket, v2: bool) -> None:
+def _interactive(server: Route, conn: socket.socket, v2: bool) -> None:
     """``adb shell`` with no command: read lines, run each, print a prompt; ``exit`` ends it."""
     conn.sendall(b"OKAY")
     prompt = b"sim:/ $ "

@@ -1,0 +1,72 @@
+"""`remote worker --address ADDR`: this host joins a Ray cluster with its phones until Ctrl-C.
+
+It runs ``ray start --address ADDR --block`` with one ``phone:SERIAL`` resource per phone
+and the ``phone`` pool, then opens the host's room (the actor that leases the phones to
+the tasks Ray places here). Ctrl-C (or the node stopping) ends both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+
+from remote.config import Settings
+from remote.core.device.adb_controller import ADBController
+from remote.errors import BadInput, DeviceNotFound, ExitCode
+from remote.fleet import ray_cluster
+from remote.fleet.jobs import Phone
+
+STOP_WAIT_S = 30
+
+
+def _phones(args: argparse.Namespace) -> list[Phone]:
+    settings = Settings.from_env()
+    host, port = args.adb_host or settings.adb_host, args.adb_port or settings.adb_port
+    connected = ADBController.list_serials(host, port)
+    serials = args.device or connected
+    missing = [s for s in serials if s not in connected]
+    if missing:
+        raise DeviceNotFound(f"phone {missing[0]} is not connected (connected: {', '.join(connected) or 'none'})",
+                             hint="check `python -m remote devices`")
+    if not serials:
+        raise DeviceNotFound(f"no phones on the adb server at {host}:{port}", hint="plug phones in first")
+    return [Phone(s, host, port) for s in serials]
+
+
+def run(args: argparse.Namespace) -> int:
+    phones = _phones(args)
+    ray_cluster.connect(args.address)
+    taken = [p.serial for p in phones if ray_cluster.advertised(p.serial)]
+    if taken:
+        raise BadInput(f"phone {taken[0]} is already offered by another worker of the cluster",
+                       hint="one worker per phone: stop the other one, or leave this phone out with --device")
+    node = ray_cluster.start_node(args.address, phones, node_ip=args.node_ip_address, num_cpus=args.num_cpus)
+    try:
+        node_id = ray_cluster.node_with(phones, node)
+        room = ray_cluster.open_room(phones, node_id)
+        print(f"worker node {node_id[:12]} joined {args.address} with {len(phones)} phone(s): "
+              f"{', '.join(p.serial for p in phones)}")
+        print("Ctrl-C stops it (tasks running here are lost to the cluster).")
+        sys.stdout.flush()
+        code = node.wait()
+        del room
+        print(f"the Ray node stopped (status {code})", file=sys.stderr)
+        return ExitCode.ENVIRONMENT
+    except KeyboardInterrupt:
+        print("stopping", file=sys.stderr)
+        return ExitCode.OK
+    finally:
+        ray_cluster.shutdown()
+        _stop(node)
+
+
+def _stop(node: subprocess.Popen[bytes]) -> None:
+    if node.poll() is None:
+        node.send_signal(signal.SIGTERM)   # `ray start --block` stops its node on SIGTERM
+        try:
+            node.wait(STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            node.kill()
+            node.wait()

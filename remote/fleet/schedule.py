@@ -1,0 +1,162 @@
+"""Schedules: fire tasks on cron expressions, and say which runs were missed instead of replaying them.
+
+Fire times come from APScheduler's ``CronTrigger`` (time zones, daylight saving);
+this module only waits for the earliest one and hands the due entries to
+``fire`` (the command submits them through the same path as a batch). The clock
+is injected (``now``, ``wait``), so a test fires "0 8 * * *" without waiting
+until 08:00.
+
+Missed runs: a state file remembers, per entry, until when the scheduler was
+watching. On start, the fire times between then and now are reported through
+``on_missed`` and not run; the same for fire times that passed while a batch was
+still running.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from remote.fleet.files import ScheduleEntry
+
+logger = logging.getLogger(__name__)
+
+MAX_NAP_S = 60.0        # wake at least this often, so a changed wall clock is noticed
+MAX_LISTED = 100        # missed fire times listed per entry (the count is always exact up to MAX_COUNTED)
+MAX_COUNTED = 100_000
+TICK = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class Missed:
+    entry: ScheduleEntry
+    times: list[datetime]
+    count: int
+    why: str          # "while stopped" or "while busy"
+
+
+Fire = Callable[[list[tuple[ScheduleEntry, datetime]]], None]
+
+
+def local_now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def fire_times(entry: ScheduleEntry, after: datetime, until: datetime) -> tuple[list[datetime], int]:
+    """Fire times in ``(after, until]``: the first ``MAX_LISTED`` of them, and how many there are."""
+    listed: list[datetime] = []
+    count = 0
+    t = entry.trigger.get_next_fire_time(None, after + TICK)
+    while t is not None and t <= until and count < MAX_COUNTED:
+        count += 1
+        if len(listed) < MAX_LISTED:
+            listed.append(t)
+        t = entry.trigger.get_next_fire_time(None, t + TICK)
+    return listed, count
+
+
+class StateFile:
+    """``{"watched_until": {entry key: ISO time}}``, written whole (write then rename)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+
+    def load(self) -> dict[str, datetime]:
+        if self.path is None or not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return {k: datetime.fromisoformat(v) for k, v in data.get("watched_until", {}).items()}
+        except (OSError, ValueError, AttributeError, TypeError) as exc:
+            logger.warning("schedule state %s unreadable (%s): missed runs cannot be told this time", self.path, exc)
+            return {}
+
+    def save(self, watched: dict[str, datetime]) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps({"watched_until": {k: v.isoformat() for k, v in watched.items()}}, indent=1),
+                       encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+class Scheduler:
+    """``Scheduler(entries, fire, state_path=...).run()`` until :meth:`stop` (or ``max_fires``)."""
+
+    def __init__(self, entries: list[ScheduleEntry], fire: Fire, *, state_path: Path | None = None,
+                 on_missed: Callable[[Missed], None] | None = None,
+                 now: Callable[[], datetime] = local_now, wait: Callable[[float], bool] | None = None) -> None:
+        self.entries = entries
+        self.fire = fire
+        self.state = StateFile(state_path)
+        self.on_missed = on_missed or (lambda missed: None)
+        self.now = now
+        self._stop = threading.Event()
+        self.wait = wait or self._stop.wait
+        self.fired = 0
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def report_missed(self, now: datetime) -> list[Missed]:
+        """Fire times passed while no scheduler watched (from the state file); reported, never run."""
+        watched = self.state.load()
+        out = []
+        for entry in self.entries:
+            since = watched.get(entry.key)
+            if since is None:
+                continue
+            listed, count = fire_times(entry, since, now)
+            if count:
+                out.append(Missed(entry, listed, count, "while stopped"))
+        for missed in out:
+            self.on_missed(missed)
+        return out
+
+    def _save(self, now: datetime) -> None:
+        watched = self.state.load()
+        watched.update({e.key: now for e in self.entries})
+        self.state.save(watched)
+
+    def run(self, max_fires: int | None = None) -> int:
+        """Wait and fire until stopped; returns how many times ``fire`` was called."""
+        now = self.now()
+        self.report_missed(now)
+        self._save(now)
+        upcoming = {i: e.trigger.get_next_fire_time(None, now) for i, e in enumerate(self.entries)}
+        try:
+            while not self._stop.is_set() and (max_fires is None or self.fired < max_fires):
+                times = [t for t in upcoming.values() if t is not None]
+                if not times:
+                    logger.info("no entry of the schedule fires again")
+                    return self.fired
+                delay = (min(times) - self.now()).total_seconds()
+                if delay > 0:
+                    if self.wait(min(delay, MAX_NAP_S)):
+                        break
+                    continue
+                upcoming = self._fire_due(upcoming)
+        finally:
+            self._save(self.now())
+        return self.fired
+
+    def _fire_due(self, upcoming: dict[int, datetime | None]) -> dict[int, datetime | None]:
+        now = self.now()
+        due = [(i, t) for i, t in upcoming.items() if t is not None and t <= now]
+        self.fired += 1
+        self.fire([(self.entries[i], t) for i, t in due])
+        after = self.now()
+        for i, t in due:   # fire times that passed while the batch ran are reported, not queued up
+            listed, count = fire_times(self.entries[i], t, after)
+            if count:
+                self.on_missed(Missed(self.entries[i], listed, count, "while busy"))
+        self._save(after)
+        return {i: (self.entries[i].trigger.get_next_fire_time(None, after + TICK) if i in dict(due) else t)
+                for i, t in upcoming.items()}
