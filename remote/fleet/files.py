@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from apscheduler.triggers.cron import CronTrigger
 
 from remote.apps import check_task
@@ -69,13 +70,25 @@ def _entries(path: Path, keys: set[str], what: str) -> list[tuple[dict[str, Any]
     for i, entry in enumerate(data, 1):
         line = line_of(entry)
         if not isinstance(entry, dict):
-            raise ConfigError(f"entry {i} is not a mapping (task: ..., device: ...)", path=str(path), line=line)
+            raise ConfigError(f"entry {i} is not a mapping (task: ..., device: ...)", path=str(path),
+                              line=_item_line(path, i - 1))
         unknown = sorted(map(str, set(entry) - keys))
         if unknown:
             raise ConfigError(f"unknown key {unknown[0]!r} in entry {i}", path=str(path),
                               line=line_of_key(entry, unknown[0]), hint=f"keys: {', '.join(sorted(keys))}")
         out.append((entry, line))
     return out
+
+
+def _item_line(path: Path, index: int) -> int | None:
+    """The line of a list item that is not a mapping (only mappings remember their line when loaded)."""
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return None
+    if isinstance(node, yaml.SequenceNode) and index < len(node.value):
+        return int(node.value[index].start_mark.line) + 1
+    return None
 
 
 def _text(entry: dict[str, Any], key: str, path: Path, line: int | None, default: str | None = None) -> str:

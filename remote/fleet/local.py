@@ -1,7 +1,7 @@
 """Many phones on this host: one worker thread per phone, never two tasks on one phone at once.
 
-Each phone's worker takes the first waiting job pinned to it, else the first job
-for any phone. A phone that disconnects is taken out of the pool: it takes no more
+Each phone's worker takes the first waiting job (in file order) that is pinned to
+it or is for any phone. A phone that disconnects is taken out of the pool: it takes no more
 jobs for any phone (those pinned to it still run, and fail with their record), and
 the job for any phone it was running is tried once more on another phone.
 
