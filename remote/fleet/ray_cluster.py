@@ -83,12 +83,12 @@ def start_local(phones: list[Phone], *, num_cpus: int = 1, temp_dir: str | None 
     _quiet_env()
     if ray.is_initialized():
         raise ConfigError("a Ray cluster is already running in this process")
-    context = ray.init(num_cpus=num_cpus, resources=host_resources(phones), include_dashboard=False,
+    ray.init(num_cpus=num_cpus, resources=host_resources(phones), include_dashboard=False,
                        namespace=NAMESPACE, _node_ip_address=LOOPBACK_NODE_IP, log_to_driver=False,
                        logging_level=logging.WARNING, configure_logging=False,
                        _temp_dir=temp_dir or tempfile.mkdtemp(prefix="remote-ray-"))
     room = open_room(phones, ray.get_runtime_context().get_node_id())
-    return LocalCluster(str(context.address_info["gcs_address"]), room)
+    return LocalCluster(str(ray.get_runtime_context().gcs_address), room)
 
 
 def shutdown() -> None:
@@ -104,7 +104,7 @@ class PoolHold:
         return True
 
 
-@ray.remote(num_cpus=0, max_concurrency=64)
+@ray.remote(num_cpus=0, max_concurrency=64)  # type: ignore[call-overload]  # Ray's stubs miss actor options
 class RoomActor:
     """A host's `Room` as a Ray actor, pinned to the host's node."""
 
@@ -120,7 +120,8 @@ class RoomActor:
         if self.room.release(serial, gone):
             logger.warning("phone %s disconnected: taken out of the pool", serial)
             strategy = NodeAffinitySchedulingStrategy(self.node_id, soft=False)
-            self.holds.append(PoolHold.options(resources={POOL: 1}, scheduling_strategy=strategy).remote())
+            hold = PoolHold.options(resources={POOL: 1}, scheduling_strategy=strategy)  # type: ignore[attr-defined]
+            self.holds.append(hold.remote())
 
     def state(self) -> dict[str, list[str]]:
         return self.room.state()
@@ -140,16 +141,23 @@ def room_here() -> Any:
     return ray.get_actor(ROOM_PREFIX + ray.get_runtime_context().get_node_id(), namespace=NAMESPACE)
 
 
+def _resources() -> dict[str, float]:
+    return dict(ray.cluster_resources())  # type: ignore[no-untyped-call]
+
+
+def _nodes() -> list[dict[str, Any]]:
+    return list(ray.nodes())  # type: ignore[no-untyped-call]
+
+
 def advertised(serial: str | None = None) -> bool:
     """Does some live node advertise this phone (or, with None, any phone at all)?"""
-    resources = ray.cluster_resources()
-    return resources.get(phone_resource(serial) if serial else POOL, 0) > 0
+    return _resources().get(phone_resource(serial) if serial else POOL, 0) > 0
 
 
 def advertised_serials() -> list[str]:
     """The phones the cluster's live nodes advertise (``phone:SERIAL`` resources), sorted."""
     prefix = phone_resource("")
-    return sorted(k[len(prefix):] for k, v in ray.cluster_resources().items() if k.startswith(prefix) and v > 0)
+    return sorted(k[len(prefix):] for k, v in _resources().items() if k.startswith(prefix) and v > 0)
 
 
 def start_node(address: str, phones: list[Phone], *, node_ip: str | None = None,
@@ -170,7 +178,7 @@ def node_with(phones: list[Phone], process: subprocess.Popen[bytes] | None = Non
     wanted = [phone_resource(p.serial) for p in phones]
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        for node in ray.nodes():
+        for node in _nodes():
             if node.get("Alive") and all(w in node.get("Resources", {}) for w in wanted):
                 return str(node["NodeID"])
         if process is not None and process.poll() is not None:

@@ -67,12 +67,12 @@ def _remote_job(job: Job, settings: RunSettings) -> tuple[JobResult, bytes | Non
     room = room_here()
     phone = ray.get(room.lease.remote(job.device if job.pinned else None, LEASE_TIMEOUT_S))
     if phone is None:   # every phone of this host went away: worth one more placement elsewhere
-        result = not_run(job, "no live phone on the host Ray chose")
-        result.phone_gone = True
-        return result, None
+        refused = not_run(job, "no live phone on the host Ray chose")
+        refused.phone_gone = True
+        return refused, None
     with tempfile.TemporaryDirectory(prefix="remote-run-") as tmp:
         local = replace(settings, options=replace(settings.options, runs_dir=Path(tmp)))
-        result = None
+        result: JobResult | None = None
         try:
             result = run_job(job, phone, local)
         finally:
@@ -138,6 +138,7 @@ class RayFleet:
 
     def _fetch(self, ref: Any, job: Job) -> JobResult:
         try:
+            result: JobResult
             result, packed = ray.get(ref)
         except RayError as exc:   # the worker died, or the task was cancelled
             return not_run(job, f"the cluster lost the task: {type(exc).__name__}: {str(exc)[:3000]}",
