@@ -5,40 +5,45 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
+from typing import TYPE_CHECKING
 
 from remote.errors import BadInput, DeviceError
+
+if TYPE_CHECKING:
+    from remote.sim import SimServer
 
 DEFAULT_PORT = 5037
 MAX_COUNT = 64
 
 
-def run(args: argparse.Namespace) -> int:
+def _start(args: argparse.Namespace, count: int, resolutions: list[str] | None) -> SimServer:
+    """The server on --port, or on the first free port from 5037 on."""
     from remote.sim import serve, serve_farm
     from remote.sim.phone import DEFAULT_SERIAL
 
     ports = [args.port] if args.port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + 20))
+    for port in ports:
+        try:
+            if count > 1:
+                return serve_farm(count, args.scenario, host=args.host, port=port,
+                                  serial_prefix=args.serial or DEFAULT_SERIAL, resolutions=resolutions)
+            return serve(args.scenario, host=args.host, port=port, serial=args.serial or DEFAULT_SERIAL)
+        except OSError as exc:
+            if args.port is not None or exc.errno != errno.EADDRINUSE:
+                raise DeviceError(f"cannot listen on {args.host}:{port}: {exc.strerror or exc}",
+                                  hint="another adb server may be running there; try another --port "
+                                       "(or `adb kill-server`)") from exc
+    raise DeviceError(f"ports {ports[0]}-{ports[-1]} on {args.host} are all taken", hint="choose one with --port")
+
+
+def run(args: argparse.Namespace) -> int:
     count = getattr(args, "count", 1) or 1
     resolutions = [r.strip() for r in args.resolutions.split(",") if r.strip()] if args.resolutions else None
     if count > MAX_COUNT:
         raise BadInput(f"--count {count}: at most {MAX_COUNT} simulated phones on one server")
     if resolutions and count == 1:
         raise BadInput("--resolutions is for a farm (--count N); one phone takes its resolution from --scenario")
-    server = None
-    for port in ports:
-        try:
-            if count > 1:
-                server = serve_farm(count, args.scenario, host=args.host, port=port,
-                                    serial_prefix=args.serial or DEFAULT_SERIAL, resolutions=resolutions)
-            else:
-                server = serve(args.scenario, host=args.host, port=port, serial=args.serial or DEFAULT_SERIAL)
-            break
-        except OSError as exc:
-            if args.port is not None or exc.errno != errno.EADDRINUSE:
-                raise DeviceError(f"cannot listen on {args.host}:{port}: {exc.strerror or exc}",
-                                  hint="another adb server may be running there; try another --port "
-                                       "(or `adb kill-server`)") from exc
-    if server is None:
-        raise DeviceError(f"ports {ports[0]}-{ports[-1]} on {args.host} are all taken", hint="choose one with --port")
+    server = _start(args, count, resolutions)
     if server.port != DEFAULT_PORT and args.port is None:
         print(f"port {DEFAULT_PORT} is taken (a real adb server?): serving on {server.port} instead")
     scenario = f" (scenario {args.scenario})" if args.scenario else ""
