@@ -1,0 +1,175 @@
+"""The trace phone's state machine: which recorded screen an input leads to.
+
+Rules (each input is looked up on the *current* screen's saved tree, since
+``state_str`` ignores positions):
+
+- **tap** at (x, y): the views under the point, deepest first; the first one a
+  recorded ``touch`` touched (same ``view_str``) moves to that touch's most
+  frequent outcome. An editable view under the point takes input focus.
+  On the navigation bar (``android:id/navigationBarBackground``) the left third is
+  BACK and the middle third HOME, as on the recording's phone.
+- **long press** and **swipe** the same with ``long_touch`` and ``scroll``
+  (a swipe's direction in DroidBot's words: a finger moving down scrolls ``UP``).
+- **BACK** follows a recorded BACK; **HOME** goes to the recorded launcher and
+  remembers where the app was, so launching it again resumes there.
+- **launch** of the app in front changes nothing; of an app left with HOME it
+  resumes; else it opens the app's recorded first screen.
+- **typing** goes into the focused field (shown in the dump) and follows a
+  recorded ``set_text`` on that field.
+
+An input with no recorded outcome on a saved screen changes nothing and is
+counted in `unrecorded`; `visited` lists every screen entered, in order.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from remote.sim.trace import dump
+from remote.sim.trace.recording import Recording
+
+log = logging.getLogger(__name__)
+
+NAV_BAR_ID = "android:id/navigationBarBackground"
+BACK, HOME = "BACK", "HOME"
+
+
+class TraceMachine:
+    def __init__(self, recording: Recording, display: tuple[int, int], start: str | None = None) -> None:
+        self.rec = recording
+        self.display = display
+        first = recording.launcher_state or recording.first_app_state
+        self.state = recording.resolve(start) if start else str(first or next(iter(recording.states)))
+        self.visited = [self.state]
+        self.unrecorded = 0
+        self.focus: int | None = None          # temp_id of the focused editable view
+        self.typed: dict[int, str] = {}        # temp_id -> text typed into it on this screen
+        self.resume: dict[str, str] = {}       # package -> the screen it was on when HOME was pressed
+        self._enter_focus()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def package(self) -> str:
+        return self.rec.states[self.state].package
+
+    def views(self) -> list[dump.View]:
+        return self.rec.views(self.state)
+
+    def enter(self, state: str) -> None:
+        if state == self.state:
+            return
+        log.debug("trace: %s -> %s", self.state, state)
+        self.state = state
+        self.visited.append(state)
+        self.resume.pop(self.package, None)
+        self.typed = {}
+        self._enter_focus()
+
+    def _enter_focus(self) -> None:
+        self.focus = next((v.get("temp_id") for v, _, _ in dump.shown(self.views(), self.display)
+                           if v.get("focused") and _editable(v)), None)
+
+    def _follow(self, kind: str, keys: list[str]) -> bool:
+        """Move along the first key with a served outcome; False (counted) when there is none."""
+        for key in keys:
+            stop = self.rec.outcome(self.state, kind, key)
+            if stop is not None:
+                self.enter(stop)
+                return True
+        self.unrecorded += 1
+        log.info("trace: no recorded %s here (%s)", kind, self.state)
+        return False
+
+    # ------------------------------------------------------------------ inputs
+
+    def tap(self, x: int, y: int) -> bool:
+        under = dump.hits(self.views(), x, y, self.display)
+        touched = [v for v in under if self.rec.recorded(self.state, "touch", str(v.get("view_str")))]
+        if not touched and any(v.get("resource_id") == NAV_BAR_ID for v in under):
+            third = x * 3 // self.display[0]
+            return self.back() if third == 0 else self.home() if third == 1 else self._count()
+        editable = next((v for v in under if _editable(v)), None)
+        if editable is not None and not touched:
+            self.focus = editable.get("temp_id")
+            return True
+        before = self.state
+        moved = self._follow("touch", [str(v["view_str"]) for v in touched])
+        if editable is not None and self.state == before:
+            self.focus = editable.get("temp_id")
+        return moved
+
+    def long_press(self, x: int, y: int) -> bool:
+        under = dump.hits(self.views(), x, y, self.display)
+        return self._follow("long_touch", [str(v.get("view_str")) for v in under])
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int) -> bool:
+        dx, dy = x2 - x1, y2 - y1
+        direction = ("UP" if dy > 0 else "DOWN") if abs(dy) >= abs(dx) else ("LEFT" if dx > 0 else "RIGHT")
+        under = dump.hits(self.views(), (x1 + x2) // 2, (y1 + y2) // 2, self.display)
+        return self._follow("scroll", [f"{v.get('view_str')}:{direction}" for v in under])
+
+    def back(self) -> bool:
+        return self._follow("key", [BACK])
+
+    def home(self) -> bool:
+        launcher = self.rec.launcher_state
+        if launcher is None:
+            return self._count()
+        if self.state != launcher:
+            package, state = self.package, self.state
+            self.enter(launcher)
+            self.resume[package] = state
+        return True
+
+    def type_text(self, text: str) -> bool:
+        if self.focus is None:
+            self._count()
+            return False
+        view = self._view(self.focus)
+        current = self.typed.get(self.focus, (view or {}).get("text") or "") if view else ""
+        self.typed[self.focus] = current + text
+        stop = self.rec.outcome(self.state, "set_text", str((view or {}).get("view_str")))
+        if stop is not None and stop != self.state:
+            self.enter(stop)
+        return True
+
+    def edit(self, delete: bool = True) -> None:
+        """DEL removes the last typed character; ``delete=False`` clears the field (ADB_CLEAR_TEXT)."""
+        if self.focus is None:
+            return
+        view = self._view(self.focus) or {}
+        current = self.typed.get(self.focus, view.get("text") or "")
+        self.typed[self.focus] = current[:-1] if delete else ""
+
+    def launch(self, package: str) -> bool:
+        if package == self.package:
+            return True
+        target = self.resume.pop(package, None)
+        if target is None:
+            target = self.rec.first_app_state if package == self.rec.app_package else self.rec.first_state_of(package)
+        if target is None:
+            return False
+        self.enter(target)
+        return True
+
+    def force_stop(self, package: str) -> None:
+        self.resume.pop(package, None)
+        if package == self.package and self.rec.launcher_state is not None:
+            self.enter(self.rec.launcher_state)
+
+    def unrecorded_input(self) -> None:
+        """An input the recording cannot answer (ENTER, an editor action, a URL): nothing changes."""
+        self._count()
+
+    def _count(self) -> bool:
+        self.unrecorded += 1
+        return False
+
+    def _view(self, temp_id: int) -> dump.View | None:
+        views = self.views()
+        return views[temp_id] if 0 <= temp_id < len(views) else None
+
+
+def _editable(view: dump.View) -> bool:
+    return bool(view.get("editable")) or str(view.get("class") or "").endswith("EditText")
