@@ -29,8 +29,14 @@ def _add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True) -> 
     p.add_argument("--device", "-s", metavar="SERIAL", default=None, help=help_text)
     if sim_choice:
         p.add_argument("--scenario", metavar="FILE", default=None, help="simulated-phone scenario YAML (with --device sim)")
+        _add_trace_args(p)
     p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
     p.add_argument("--adb-port", type=int, default=None, help="adb server port (default 5037)")
+
+
+def _add_trace_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--trace", metavar="DIR", default=None, help="serve a DroidBot recording (the trace phone)")
+    p.add_argument("--trace-start", metavar="STATE", default=None, help="its screen to start on (state_str or prefix)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=5037)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--scenario", metavar="FILE", default=None)
+    _add_trace_args(p)
     p.add_argument("--serial", default=None, help="serial the simulated phone reports")
 
     p = sub.add_parser("locate", help="offline: find a target on a screenshot file")

@@ -6,8 +6,8 @@ Rules (each input is looked up on the *current* screen's saved tree, since
 - **tap** at (x, y): the views under the point, deepest first; the first one a
   recorded ``touch`` touched (same ``view_str``) moves to that touch's most
   frequent outcome. An editable view under the point takes input focus.
-  On the navigation bar (``android:id/navigationBarBackground``) the left third is
-  BACK and the middle third HOME, as on the recording's phone.
+  On the navigation bar (where the saved tree's ``navigationBarBackground`` is)
+  the left third is BACK and the middle third HOME, as on the recording's phone.
 - **long press** and **swipe** the same with ``long_touch`` and ``scroll``
   (a swipe's direction in DroidBot's words: a finger moving down scrolls ``UP``).
 - **BACK** follows a recorded BACK; **HOME** goes to the recorded launcher and
@@ -86,7 +86,7 @@ class TraceMachine:
     def tap(self, x: int, y: int) -> bool:
         under = dump.hits(self.views(), x, y, self.display)
         touched = [v for v in under if self.rec.recorded(self.state, "touch", str(v.get("view_str")))]
-        if not touched and any(v.get("resource_id") == NAV_BAR_ID for v in under):
+        if not touched and self._on_nav_bar(x, y):
             third = x * 3 // self.display[0]
             return self.back() if third == 0 else self.home() if third == 1 else self._count()
         editable = next((v for v in under if _editable(v)), None)
@@ -164,6 +164,14 @@ class TraceMachine:
 
     def _count(self) -> bool:
         self.unrecorded += 1
+        return False
+
+    def _on_nav_bar(self, x: int, y: int) -> bool:
+        """The system navigation bar: its background view is in the saved tree (never visible to a dump)."""
+        for view in self.views():
+            box = dump.box_of(view) if view.get("resource_id") == NAV_BAR_ID else None
+            if box and box[0] <= x < box[2] and box[1] <= y < box[3]:
+                return True
         return False
 
     def _view(self, temp_id: int) -> dump.View | None:

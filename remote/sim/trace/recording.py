@@ -33,7 +33,7 @@ TREE_CACHE = 16           # parsed view trees kept (a weibo tree is up to 250 KB
 HEAD_BYTES = 2048         # a state file names its tag, state_str and activity in its first lines
 _HEAD = {key: re.compile(rf'"{key}"\s*:\s*"([^"]*)"') for key in ("tag", "state_str", "foreground_activity")}
 _UTG_KIND = re.compile(r"^(\w+?)Event\(state=")          # TouchEvent(state=…, view=<view_str>(Activity/Class-text))
-_UTG_VIEW = re.compile(r", view=(\w+)\(")
+_UTG_VIEW = re.compile(r", view=([^(),\s]+)\(")
 _UTG_TAIL = re.compile(r", (direction|name)=(\w+)\)$")      # ScrollEvent(…, direction=DOWN) / KeyEvent(…, name=BACK)
 _KINDS = {"Touch": "touch", "LongTouch": "long_touch", "SetText": "set_text", "Scroll": "scroll", "Key": "key"}
 ANDROID_RELEASE = {28: "9", 29: "10", 30: "11", 31: "12", 32: "12", 33: "13", 34: "14", 35: "15"}
