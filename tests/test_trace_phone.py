@@ -105,10 +105,19 @@ def test_a_tap_on_a_recorded_view_follows_its_most_frequent_outcome(notes):
     assert p.snapshot()["visited"] == [A, C, A] and p.snapshot()["unrecorded_inputs"] == 0
 
 
+def test_a_tap_anywhere_on_the_view_that_handled_a_recorded_touch_repeats_it(notes):
+    p = phone(notes, A)
+    p.tap(900, 1250)                                 # row one, away from its label (DroidBot tapped the label)
+    assert p.snapshot()["trace_state"] == C
+    p = phone(notes, A)
+    p.tap(900, 1500)                                 # row two: same view_str as row one, its own recorded box
+    assert p.snapshot()["trace_state"] == B and p.snapshot()["unrecorded_inputs"] == 0
+
+
 def test_a_tap_on_nothing_recorded_changes_nothing_and_is_counted(notes):
     p = phone(notes, A)
     p.tap(1000, 100)                                 # the root only
-    p.tap(540, 1100)                                 # a list row nobody tapped
+    p.tap(540, 1650)                                 # the list below its rows
     p.tap(300, 850)                                  # where the invisible "Secret" would be
     snap = p.snapshot()
     assert snap["trace_state"] == A and snap["visited"] == [A] and snap["unrecorded_inputs"] == 3
@@ -184,8 +193,8 @@ def test_the_dump_leaves_out_invisible_and_off_screen_views_and_clips(notes):
     assert "New" in texts and "Title" in texts and "Secret" not in texts and "Below" not in texts
     assert not any(n.get("resource-id") == "android:id/navigationBarBackground" for n in found)
     assert found[0].get("bounds") == "[0,0][1080,1920]"
-    row = next(n for n in found if n.get("bounds") == "[0,1000][1080,1300]")
-    assert row.get("NAF") == "true" and row.get("index") == "0"
+    rows = [n for n in found if n.get("class") == "android.widget.FrameLayout" and n.get("clickable") == "true"]
+    assert [(r.get("index"), r.get("NAF")) for r in rows] == [("0", None), ("1", "true")]   # row two: no label
     assert next(n for n in found if n.get("text") == "New").get("NAF") is None
 
 

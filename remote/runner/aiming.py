@@ -69,11 +69,15 @@ class Aiming:
         tree = screen.tree()
         return tree is not None and len(tree.nodes) > 3 and not any("WebView" in n.class_name for n in tree.nodes)
 
-    def _clear_blockers(self, screen: LiveScreen, sr: StepResult) -> LiveScreen:
-        """Dismiss popups / wait out spinners found offline in the tree (no model call)."""
+    def _clear_blockers(self, screen: LiveScreen, sr: StepResult, keep: str | None = None) -> LiveScreen:
+        """Dismiss popups / wait out spinners found offline in the tree (no model call).
+
+        ``keep``: the step's own target; a popup whose dismissing button is that target is what the
+        step means to press, not something in its way.
+        """
         for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
             blocker = self.env.verifier.detect_blocker(screen.pil, screen.tree(), use_model=False)
-            if blocker is None:
+            if blocker is None or _presses(blocker, keep):
                 break
             if blocker.type is BlockerType.LOADING:
                 time.sleep(LOADING_POLL_S)
@@ -157,3 +161,12 @@ class Aiming:
         sr.notes.append(f"fallback: {action.value} {step.target_ref or ''} {step.params or ''}".strip())
         self.env.sleep(0.5)
         return True
+
+
+def _presses(blocker: Blocker, target_ref: str | None) -> bool:
+    """Does dismissing `blocker` tap `target_ref` itself (``text:OK`` on a dialog whose way out is OK)?"""
+    hint = blocker.dismiss_suggestion
+    if not target_ref or hint is None or not hint.target_ref:
+        return False
+    kind, value = parse_target(target_ref)
+    return kind in ("text", "desc") and parse_target(hint.target_ref)[1].casefold() == value.casefold()

@@ -185,7 +185,7 @@ class StepRunner(Aiming):
             screen = None
             if attempt or parse_target(step.target_ref or "")[0] in TREE_KINDS:
                 # The tree is at hand (or a tap was swallowed): clear popups before aiming.
-                before = self._clear_blockers(before, sr)
+                before = self._clear_blockers(before, sr, keep=step.target_ref)
             loc, before = self._timed(sr, "locate", self.locate, step, before, sr)
             sr.locate_result, sr.screenshot_before = loc, before
             if not loc.success:

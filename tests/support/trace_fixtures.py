@@ -74,7 +74,11 @@ def _tree(name: str) -> list[dict[str, Any]]:
                  _view(5, 0, "android.widget.TextView", (100, 800, 500, 900), text="Secret", visible=False),
                  _view(6, 0, "android.widget.TextView", (100, 2000, 500, 2100), text="Below"),
                  _view(7, 0, "android.widget.ListView", (0, 1000, 1080, 1700), view_str="v-list", scrollable=True),
-                 _view(8, 7, "android.widget.FrameLayout", (0, 1000, 1080, 1300), clickable=True)]
+                 # two list rows alike but for their content: DroidBot gives them one view_str
+                 _view(8, 7, "android.widget.FrameLayout", (0, 1000, 1080, 1300), view_str="v-row", clickable=True),
+                 _view(9, 8, "android.widget.TextView", (50, 1050, 400, 1100), text="Row one", view_str="v-label"),
+                 _view(10, 7, "android.widget.FrameLayout", (0, 1300, 1080, 1600), view_str="v-row", clickable=True),
+                 _view(11, 10, "android.widget.ImageView", (50, 1350, 150, 1450), view_str="v-icon2")]
     elif name == "D":
         views = [_view(0, -1, "android.widget.FrameLayout", (27, 565, 1053, 1282)),
                  _view(1, 0, "android.widget.TextView", (60, 600, 1000, 700), text="Delete?"),
@@ -94,10 +98,10 @@ def _tree(name: str) -> list[dict[str, Any]]:
 
 
 def _event(tag: str, kind: str, start: str, stop: str, **body: Any) -> dict[str, Any]:
-    view = body.pop("view", None)
+    view, bounds = body.pop("view", None), body.pop("bounds", None)
     event = {"event_type": kind, **body}
     if view:
-        event["view"] = {"view_str": view, "bounds": [[0, 0], [1, 1]]}
+        event["view"] = {"view_str": view, "bounds": bounds}
     return {"tag": tag, "event": event, "start_state": state_str(start), "stop_state": state_str(stop),
             "event_str": f"{kind}"}
 
@@ -116,6 +120,8 @@ EVENTS = [
     ("set_text", "A", "S", {"view": "v-title", "text": "Hello World"}),
     ("scroll", "A", "D", {"view": "v-list", "direction": "DOWN"}),
     ("long_touch", "A", "C", {"view": "v-new", "duration": 2000}),
+    ("touch", "A", "C", {"view": "v-label"}),     # the label inside row one (not clickable itself)
+    ("touch", "A", "B", {"view": "v-row", "bounds": [[0, 1300], [1080, 1600]]}),   # row two, told apart by its box
 ]
 
 

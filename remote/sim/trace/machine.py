@@ -3,9 +3,11 @@
 Rules (each input is looked up on the *current* screen's saved tree, since
 ``state_str`` ignores positions):
 
-- **tap** at (x, y): the views under the point, deepest first; the first one a
-  recorded ``touch`` touched (same ``view_str``) moves to that touch's most
-  frequent outcome. An editable view under the point takes input focus.
+- **tap** at (x, y): a recorded touch of a view under the finger (the deepest,
+  up to the clickable view that handles the tap) gives the outcome; else every
+  recorded touch that handler took (DroidBot tapped the label, a runner the
+  row around it: see `touches`). Several outcomes: the most frequent one with a
+  saved screen. An editable view under the point takes input focus.
   On the navigation bar (where the saved tree's ``navigationBarBackground`` is)
   the left third is BACK and the middle third HOME, as on the recording's phone.
 - **long press** and **swipe** the same with ``long_touch`` and ``scroll``
@@ -24,9 +26,11 @@ counted in `unrecorded`; `visited` lists every screen entered, in order.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 
 from remote.sim.trace import dump
 from remote.sim.trace.recording import Recording
+from remote.sim.trace.touches import Table, handler
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,7 @@ class TraceMachine:
         self.focus: int | None = None          # temp_id of the focused editable view
         self.typed: dict[int, str] = {}        # temp_id -> text typed into it on this screen
         self.resume: dict[str, str] = {}       # package -> the screen it was on when HOME was pressed
+        self._tables: dict[tuple[str, str], Table] = {}
         self._enter_focus()
 
     # ------------------------------------------------------------------ state
@@ -70,47 +75,63 @@ class TraceMachine:
         self.focus = next((v.get("temp_id") for v, _, _ in dump.shown(self.views(), self.display)
                            if v.get("focused") and _editable(v)), None)
 
-    def _follow(self, kind: str, keys: list[str]) -> bool:
-        """Move along the first key with a served outcome; False (counted) when there is none."""
-        for key in keys:
-            stop = self.rec.outcome(self.state, kind, key)
-            if stop is not None:
-                self.enter(stop)
-                return True
-        self.unrecorded += 1
-        log.info("trace: no recorded %s here (%s)", kind, self.state)
-        return False
+    def _follow(self, counts: Counter[str] | dict[str, int], what: str) -> bool:
+        """Move to the most frequent served outcome; False (counted) when there is none."""
+        stop = self.rec.choose(counts)
+        if stop is None:
+            self.unrecorded += 1
+            log.info("trace: no recorded %s here (%s)", what, self.state)
+            return False
+        self.enter(stop)
+        return True
+
+    def table(self, kind: str) -> Table:
+        """This screen's recorded inputs of `kind`, grouped by the view that handled them (built once)."""
+        key = (self.state, kind)
+        if key not in self._tables:
+            self._tables[key] = Table.build(self.rec.records(self.state, kind), self.views(), self.display, kind)
+        return self._tables[key]
 
     # ------------------------------------------------------------------ inputs
 
+    def _touched(self, kind: str, x: int, y: int) -> Counter[str]:
+        """Outcomes of recorded touches of the view under the finger (the deepest recorded one up to its
+        handler), else of every recorded touch its handler took."""
+        target = handler(self.views(), x, y, self.display, kind)
+        table = self.table(kind)
+        for view in dump.hits(self.views(), x, y, self.display):
+            if view.get("temp_id") in table.by_view:
+                return table.by_view[view["temp_id"]]
+            if view is target:
+                break
+        return table.counts(target)
+
     def tap(self, x: int, y: int) -> bool:
-        under = dump.hits(self.views(), x, y, self.display)
-        touched = [v for v in under if self.rec.recorded(self.state, "touch", str(v.get("view_str")))]
-        if not touched and self._on_nav_bar(x, y):
+        counts = self._touched("touch", x, y)
+        if not counts and self._on_nav_bar(x, y):
             third = x * 3 // self.display[0]
             return self.back() if third == 0 else self.home() if third == 1 else self._count()
-        editable = next((v for v in under if _editable(v)), None)
-        if editable is not None and not touched:
+        editable = next((v for v in dump.hits(self.views(), x, y, self.display) if _editable(v)), None)
+        if editable is not None and not counts:
             self.focus = editable.get("temp_id")
             return True
         before = self.state
-        moved = self._follow("touch", [str(v["view_str"]) for v in touched])
+        moved = self._follow(counts, "touch")
         if editable is not None and self.state == before:
             self.focus = editable.get("temp_id")
         return moved
 
     def long_press(self, x: int, y: int) -> bool:
-        under = dump.hits(self.views(), x, y, self.display)
-        return self._follow("long_touch", [str(v.get("view_str")) for v in under])
+        return self._follow(self._touched("long_touch", x, y), "long press")
 
     def swipe(self, x1: int, y1: int, x2: int, y2: int) -> bool:
         dx, dy = x2 - x1, y2 - y1
         direction = ("UP" if dy > 0 else "DOWN") if abs(dy) >= abs(dx) else ("LEFT" if dx > 0 else "RIGHT")
-        under = dump.hits(self.views(), (x1 + x2) // 2, (y1 + y2) // 2, self.display)
-        return self._follow("scroll", [f"{v.get('view_str')}:{direction}" for v in under])
+        target = handler(self.views(), (x1 + x2) // 2, (y1 + y2) // 2, self.display, "scroll")
+        return self._follow(self.table("scroll").counts(target, direction), f"scroll {direction}")
 
     def back(self) -> bool:
-        return self._follow("key", [BACK])
+        return self._follow(self.rec.outcomes(self.state, "key", BACK), "BACK")
 
     def home(self) -> bool:
         launcher = self.rec.launcher_state
@@ -129,7 +150,7 @@ class TraceMachine:
         view = self._view(self.focus)
         current = self.typed.get(self.focus, (view or {}).get("text") or "") if view else ""
         self.typed[self.focus] = current + text
-        stop = self.rec.outcome(self.state, "set_text", str((view or {}).get("view_str")))
+        stop = self.rec.choose(self.table("set_text").by_view.get(self.focus, {}))
         if stop is not None and stop != self.state:
             self.enter(stop)
         return True

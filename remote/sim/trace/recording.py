@@ -1,4 +1,4 @@
-"""A DroidBot output folder, read once: its screens (lazily), what each recorded input led to, where it began.
+"""A DroidBot output folder, read once: its screens (lazily), its recorded inputs, where the run began.
 
 The folder holds ``utg.js`` (the transition graph and the run's metadata),
 ``states/state_<tag>.json`` + ``states/screen_<tag>.jpg`` (one view tree and
@@ -8,11 +8,12 @@ start: each state file's head (its ``state_str`` and activity), the events and
 the graph's edges. View trees are parsed when a screen is first needed and kept
 in a small LRU; screenshots are the phone's business (`frames`).
 
-Outcomes are counted per (start state, kind, key): kind ``touch``,
-``long_touch`` and ``set_text`` are keyed by the view's ``view_str``,
-``scroll`` by ``view_str:DIRECTION``, ``key`` by the key name (only BACK is
-recorded). Event files and graph edges both count; `outcome` picks the most
-frequent outcome that has a saved screen (ties: the one recorded first).
+Every input becomes a `Record` of its start screen: kind (``touch``,
+``long_touch``, ``set_text``, ``scroll``, ``key``), the view it acted on
+(``view_str`` and DroidBot's box; a graph edge has no box and borrows one from
+an event file of the same view), the scroll direction or key name, and the
+screen it led to. Event files and graph edges both count. `choose` picks the
+most frequent outcome that has a saved screen (ties: the one recorded first).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import logging
 import re
 from collections import Counter, OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,9 @@ _UTG_KIND = re.compile(r"^(\w+?)Event\(state=")          # TouchEvent(state=…,
 _UTG_VIEW = re.compile(r", view=([^(),\s]+)\(")
 _UTG_TAIL = re.compile(r", (direction|name)=(\w+)\)$")      # ScrollEvent(…, direction=DOWN) / KeyEvent(…, name=BACK)
 _KINDS = {"Touch": "touch", "LongTouch": "long_touch", "SetText": "set_text", "Scroll": "scroll", "Key": "key"}
+VIEW_KINDS = ("touch", "long_touch", "set_text", "scroll")
 ANDROID_RELEASE = {28: "9", 29: "10", 30: "11", 31: "12", 32: "12", 33: "13", 34: "14", 35: "15"}
+Box = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,17 @@ class StateFile:
         return self.activity.split("/", 1)[0]
 
 
+@dataclass(frozen=True)
+class Record:
+    """One recorded input on a screen and the screen it led to."""
+
+    kind: str
+    stop: str
+    view_str: str = ""          # the view acted on (not for keys)
+    bounds: Box | None = None   # DroidBot's box of that view when the event file has it
+    detail: str = ""            # scroll direction (UP/DOWN/LEFT/RIGHT) or key name (BACK)
+
+
 class Recording:
     """``Recording.load("…/traces/weibo_bfs_greedy")``; `ConfigError` when the folder is not a recording."""
 
@@ -63,12 +78,11 @@ class Recording:
         self.meta = meta
         self.states = states            # served screens: a tree and a screenshot
         self.tags = tags                # every capture tag -> its state_str (duplicate captures too)
-        self._outcomes: dict[tuple[str, str, str], Counter[str]] = {}
+        self._records: dict[tuple[str, str], list[Record]] = {}
         self._trees: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
         for event in events:
-            self._count_event(event)
-        for edge in edges:
-            self._count_edge(edge)
+            self._add_event(event)
+        self._add_edges(edges)
         self.app_package = str(meta.get("app_package") or "")
         self.launcher_state = self._launcher(meta.get("_first_node"))
         self.first_app_state = self._first_app_state(events)
@@ -90,37 +104,35 @@ class Recording:
         log.info("trace %s: %d screens, %d events, %d edges", path.name, len(states), len(events), len(edges))
         return cls(path, meta, states, tags, events, edges)
 
-    def _count_event(self, event: dict[str, Any]) -> None:
+    def _add_event(self, event: dict[str, Any]) -> None:
         body = event.get("event") or {}
-        kind = body.get("event_type")
+        kind = str(body.get("event_type"))
         view = body.get("view") or {}
-        if kind in ("touch", "long_touch", "set_text") and view.get("view_str"):
-            key = view["view_str"]
-        elif kind == "scroll" and view.get("view_str") and body.get("direction"):
-            key = f"{view['view_str']}:{str(body['direction']).upper()}"
+        stop, start = str(event.get("stop_state")), str(event.get("start_state"))
+        if kind in VIEW_KINDS and view.get("view_str"):
+            detail = str(body.get("direction") or "").upper() if kind == "scroll" else ""
+            self._add(start, Record(kind, stop, str(view["view_str"]), _box(view.get("bounds")), detail))
         elif kind == "key" and body.get("name"):
-            key = str(body["name"]).upper()
-        else:
-            return
-        self._add(str(event.get("start_state")), kind, key, str(event.get("stop_state")))
+            self._add(start, Record(kind, stop, detail=str(body["name"]).upper()))
 
-    def _count_edge(self, edge: dict[str, Any]) -> None:
-        for item in edge.get("events") or ():
-            text = str(item.get("event_str", ""))
-            m = _UTG_KIND.match(text)
-            kind = _KINDS.get(m.group(1)) if m else None
-            view, tail = _UTG_VIEW.search(text), _UTG_TAIL.search(text)
-            if kind == "key":
-                key = tail.group(2).upper() if tail and tail.group(1) == "name" else None
-            elif kind == "scroll":
-                key = f"{view.group(1)}:{tail.group(2).upper()}" if view and tail else None
-            else:
-                key = view.group(1) if kind and view else None
-            if kind and key:
-                self._add(str(edge.get("from")), kind, key, str(edge.get("to")))
+    def _add_edges(self, edges: Iterable[dict[str, Any]]) -> None:
+        for edge in edges:
+            start, stop = str(edge.get("from")), str(edge.get("to"))
+            for item in edge.get("events") or ():
+                text = str(item.get("event_str", ""))
+                m = _UTG_KIND.match(text)
+                kind = _KINDS.get(m.group(1)) if m else None
+                view, tail = _UTG_VIEW.search(text), _UTG_TAIL.search(text)
+                if kind == "key" and tail and tail.group(1) == "name":
+                    self._add(start, Record(kind, stop, detail=tail.group(2).upper()))
+                elif kind in VIEW_KINDS and view and (kind != "scroll" or tail):
+                    known = next((r.bounds for r in self.records(start, kind)
+                                  if r.view_str == view.group(1) and r.bounds), None)
+                    detail = tail.group(2).upper() if kind == "scroll" and tail else ""
+                    self._add(start, Record(kind, stop, view.group(1), known, detail))
 
-    def _add(self, start: str, kind: str, key: str, stop: str) -> None:
-        self._outcomes.setdefault((start, kind, key), Counter())[stop] += 1
+    def _add(self, start: str, record: Record) -> None:
+        self._records.setdefault((start, record.kind), []).append(record)
 
     def _launcher(self, first_node: str | None) -> str | None:
         return first_node if first_node in self.states else None
@@ -152,19 +164,25 @@ class Recording:
     def packages(self) -> list[str]:
         return sorted({s.package for s in self.states.values()} | ({self.app_package} if self.app_package else set()))
 
-    def recorded(self, state: str, kind: str, key: str) -> bool:
-        return (state, kind, key) in self._outcomes
-
-    def outcome(self, state: str, kind: str, key: str) -> str | None:
-        """The most frequent recorded stop state with a saved screen (ties: the first recorded), or None."""
-        counts = self._outcomes.get((state, kind, key))
-        if not counts:
-            return None
-        served = [(stop, n) for stop, n in counts.most_common() if stop in self.states]
-        return served[0][0] if served else None
+    def records(self, state: str, kind: str) -> list[Record]:
+        """Every recorded input of `kind` on `state`, in recording order (event files, then graph edges)."""
+        return self._records.get((state, kind), [])
 
     def outcomes(self, state: str, kind: str, key: str) -> dict[str, int]:
-        return dict(self._outcomes.get((state, kind, key)) or {})
+        """How often each screen followed: ``key`` is a view_str, ``view_str:DIRECTION`` or a key name."""
+        counts: Counter[str] = Counter()
+        for r in self.records(state, kind):
+            if key in (r.detail if kind == "key" else r.view_str, f"{r.view_str}:{r.detail}"):
+                counts[r.stop] += 1
+        return dict(counts)
+
+    def choose(self, counts: Counter[str] | dict[str, int]) -> str | None:
+        """The most frequent outcome with a saved screen; ties go to the one recorded first (dicts keep order)."""
+        served = [(stop, n) for stop, n in counts.items() if stop in self.states]
+        return max(served, key=lambda item: item[1])[0] if served else None
+
+    def outcome(self, state: str, kind: str, key: str) -> str | None:
+        return self.choose(self.outcomes(state, kind, key))
 
     def resolve(self, name: str) -> str:
         """A state named by its ``state_str``, a capture tag, or a unique prefix (at least 4 characters)."""
@@ -204,6 +222,14 @@ class Recording:
 
 
 # ---------------------------------------------------------------------- file readers
+
+
+def _box(bounds: Any) -> Box | None:
+    try:
+        (x1, y1), (x2, y2) = bounds
+        return int(x1), int(y1), int(x2), int(y2)
+    except (TypeError, ValueError):
+        return None
 
 
 def _read_utg(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
