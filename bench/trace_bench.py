@@ -26,8 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from remote.config import LLMConfig  # noqa: E402
 from remote.core.device.adb_controller import ADBController  # noqa: E402
-from remote.records import TaskStatus  # noqa: E402
-from remote.runner.task_runner import RunOptions, TaskRunner  # noqa: E402
+from remote.core.records import TaskStatus  # noqa: E402
+from remote.runner import RunOptions, build_runner  # noqa: E402
+from remote.runner.clock import Clock  # noqa: E402
 from remote.sim import serve  # noqa: E402
 from remote.sim.model_server import ModelServer  # noqa: E402
 from remote.sim.trace import TracePhone  # noqa: E402
@@ -35,19 +36,19 @@ from remote.sim.trace import TracePhone  # noqa: E402
 DEFAULT_TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 
 
-def plan_of(path: list[dict[str, Any]]) -> dict[str, Any]:
+def plan_of(path: list[dict[str, Any]], package: str) -> dict[str, Any]:
     steps = [{"step": i, "action": "tap", "target_ref": f"{s['label_kind']}:{s['label']}"} for i, s in enumerate(path, 1)]
     return {"analysis": {"current_screen": "recorded"}, "steps": steps, "success_criteria": "last state",
-            "potential_issues": []}
+            "success_check": {"app": package}, "potential_issues": []}
 
 
 def replay(folder: Path, path: list[dict[str, Any]], model: ModelServer, dump_ms: int, waits: bool) -> dict[str, Any]:
-    model.script("plan", plan_of(path))
     llm = LLMConfig.custom(api_key="sk-bench", base_url=model.url, model="bench-vl", timeout=5.0, max_retries=0)
     with serve(trace=str(folder), trace_start=path[0]["start_state"], uiautomator_delay_ms=dump_ms) as server:
+        model.script("plan", plan_of(path, server.phone.recording.states[path[-1]["stop_state"]].package))
         sleep = time.sleep if waits else (lambda _s: None)
         adb = ADBController(server.serial, port=server.port, sleep=sleep).connect()
-        runner = TaskRunner(adb, llm, options=RunOptions(record=False), sleep=sleep)
+        runner = build_runner(adb, llm=llm, options=RunOptions(runs_dir=None), clock=Clock(300, sleep=sleep))
         started = time.perf_counter()
         result = runner.run("replay a recorded path")
         wall = time.perf_counter() - started

@@ -15,9 +15,12 @@ from typing import Any
 import pytest
 
 from remote import cli
-from remote.records import TaskStatus
+from remote.core.records import TaskStatus
+from remote.runner import RunOptions, build_runner
+from remote.runner.clock import Clock
 from remote.sim.trace import TracePhone
 from tests.support.model_fixtures import SECRET_KEY
+from tests.support.runner_fixtures import no_sleep
 from tests.support.trace_fixtures import recordings
 
 CASES = [pytest.param(folder, i, path, id=f"{folder.name}-{i}")
@@ -44,11 +47,16 @@ def expected_end(path: list[dict[str, Any]]) -> str:
     return last["stop_state"]
 
 
-def plan_of(path: list[dict[str, Any]]) -> dict[str, Any]:
+def plan_of(path: list[dict[str, Any]], package: str) -> dict[str, Any]:
+    """The path as a model's plan; its final check: the app of the path's last screen is in front."""
     steps = [{"step": i, "action": "tap", "target_ref": f"{step['label_kind']}:{step['label']}",
               "description": f"tap {step['label']!r}"} for i, step in enumerate(path, 1)]
     return {"analysis": {"current_screen": "a recorded screen"}, "steps": steps, "success_criteria": "the path's end",
-            "potential_issues": []}
+            "success_check": {"app": package}, "potential_issues": []}
+
+
+def last_package(folder: Path, path: list[dict[str, Any]]) -> str:
+    return TracePhone(trace=str(folder)).recording.states[path[-1]["stop_state"]].package
 
 
 @pytest.fixture
@@ -69,10 +77,12 @@ def test_trace_phone_paths_at_droidbots_points(folder, index, path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("folder, index, path", CASES)
-def test_a_recorded_path_replayed_as_taps_ends_in_its_last_state(folder, index, path, make_runner, sim_phone,
+def test_a_recorded_path_replayed_as_taps_ends_in_its_last_state(folder, index, path, fast_adb, sim_phone,
                                                                  model_server, llm_config):
-    model_server.script("plan", plan_of(path))
-    result = make_runner(llm_config, record=False).run(f"replay recorded path number {index}")   # no PNGs to write
+    model_server.script("plan", plan_of(path, sim_phone.recording.states[path[-1]["stop_state"]].package))
+    runner = build_runner(fast_adb, llm=llm_config, options=RunOptions(runs_dir=None),   # no record: no PNGs
+                          device_state=sim_phone.snapshot, clock=Clock(300, sleep=no_sleep))
+    result = runner.run(f"replay recorded path number {index}")
     snap = sim_phone.snapshot()
     assert snap["trace_state"] == expected_end(path)
     assert snap["visited"] == [path[0]["start_state"]] + [step["stop_state"] for step in path[:-1]] + [expected_end(path)]
@@ -99,7 +109,7 @@ def test_the_run_command_replays_a_path_from_a_scenario_file(model_server, tmp_p
     for key, value in {"CUSTOM_LLM_BASE_URL": model_server.url, "CUSTOM_LLM_API_KEY": SECRET_KEY,
                        "CUSTOM_LLM_MODEL": "test-vl", "LLM_PROVIDER": "custom"}.items():
         monkeypatch.setenv(key, value)
-    model_server.script("plan", plan_of(path))
+    model_server.script("plan", plan_of(path, last_package(folder, path)))
     code = cli.main(["run", "--device", "sim", "--scenario", str(scenario), "--json", "--runs-dir",
                      str(tmp_path / "runs"), "replay the longest 2048 path"])
     summary = json.loads(capsys.readouterr().out)
@@ -115,6 +125,6 @@ def test_run_with_trace_but_not_the_simulated_device_is_refused(tmp_path, capsys
 
 
 def test_sim_with_a_folder_that_is_not_a_recording_says_so(tmp_path, capsys):
-    code = cli.main(["sim", "--port", "0", "--trace", str(tmp_path)])
+    code = cli.main(["sim", "--port", "5099", "--trace", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "not a DroidBot output folder" in err and "Traceback" not in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from remote.records import TaskStatus
+from remote.core.records import TaskStatus
 from tests.support.trace_fixtures import TRACES
 
 WEIBO = TRACES / "weibo_bfs_greedy"

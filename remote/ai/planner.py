@@ -20,10 +20,10 @@ from PIL import Image
 
 from remote.ai.llm import UsesModel, ask_json
 from remote.ai.prompting import render
+from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig
 from remote.core.plan.schema import parse_plan
-from remote.protocols import ChatModel
-from remote.records import ActionName, ModelUsage, StepPlan, TaskPlan
+from remote.core.records import ActionName, ModelUsage, StepPlan, TaskPlan
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class Planner(UsesModel):
         def expect(data: Any) -> TaskPlan:
             return parse_plan(data, screen_size=screen_size, source=source, module=name)
 
-        plan = ask_json(self.client, messages, purpose="plan", images=images, expect=expect)
+        plan: TaskPlan = ask_json(self.client, messages, purpose="plan", images=images, expect=expect)
         logger.info("planned %d steps (%s)%s", len(plan.steps), source,
                     f", repairs: {plan.analysis['repairs']}" if plan.analysis.get("repairs") else "")
         return plan

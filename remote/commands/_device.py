@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 from collections.abc import Iterator
@@ -12,14 +13,14 @@ from remote.core.device.adb_controller import ADBController
 from remote.errors import ConfigError
 
 
-def trace_overrides(args: Any) -> dict[str, str]:
+def trace_overrides(args: Any) -> dict[str, Any]:
     """``--trace``/``--trace-start`` as scenario keys (only those given: a scenario file's stay otherwise)."""
     given = {"trace": getattr(args, "trace", None), "trace_start": getattr(args, "trace_start", None)}
     return {key: value for key, value in given.items() if value}
 
 
 @contextlib.contextmanager
-def open_device(args: Any, settings: Settings | None = None) -> Iterator[tuple[ADBController, Any]]:
+def open_device(args: argparse.Namespace, settings: Settings | None = None) -> Iterator[tuple[ADBController, Any]]:
     """Yield ``(controller, sim_phone_or_None)``; the controller is closed (IME restored) afterwards.
 
     ``--device sim`` starts the simulated phone in-process on a free loopback port (the trace phone

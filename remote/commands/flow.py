@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Any
 
@@ -14,7 +15,7 @@ from remote.errors import ConfigError
 from remote.runner.offline import module_locator
 
 
-def run(args: Any) -> int:
+def run(args: argparse.Namespace) -> int:
     image = load_image(args.screenshot, "screenshot")
     xml = load_text(args.xml, "UI dump") if args.xml else None
     registry = ModuleRegistry()
@@ -30,11 +31,13 @@ def run(args: Any) -> int:
         plan = Planner(config).plan(args.task, image, module=module, hierarchy=xml)
     locator = module_locator(registry, module.name)
     screen = Screen(image, xml)
-    rows, boxes = [], []
+    rows: list[dict[str, Any]] = []
+    boxes = []
     for step in plan.steps:
-        row = {"step": step.step, "action": step.action.value, "target_ref": step.target_ref, "params": step.params}
+        row: dict[str, Any] = {"step": step.step, "action": step.action.value, "target_ref": step.target_ref, "params": step.params}
         if step.target_ref:
-            res = locator.locate(step.target_ref, screen)
+            res = next((r for r in (locator.locate(t, screen) for t in step.targets) if r.success),
+                       None) or locator.locate(step.target_ref, screen)
             el = res.element
             row.update(found=res.success, tier=res.method_used, reliable=res.reliable,
                        bbox=list(el.bbox) if el else None, center=list(el.center) if el else None,

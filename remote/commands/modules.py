@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Any
 
@@ -21,7 +22,8 @@ def _refs(template_steps: Any) -> list[tuple[str, int | None]]:
 
 
 def check(registry: ModuleRegistry) -> list[str]:
-    problems = list(registry.problems)
+    """Every problem of every module, once each, as ``file:line: message (hint)``; warnings say so."""
+    problems = [str(p) for p in registry.problems]
     for module in registry.modules.values():
         assets = AssetsManager(module_dirs=[module.path])
         problems.extend(assets.problems())
@@ -48,21 +50,28 @@ def notes(registry: ModuleRegistry) -> list[str]:
     return out
 
 
-def run(args: Any) -> int:
-    registry = ModuleRegistry(strict=False)
+def run(args: argparse.Namespace) -> int:
+    registry = ModuleRegistry()
     if args.action == "check":
         problems, advice = check(registry), notes(registry)
         if args.json:
-            print(json.dumps({"ok": not problems, "problems": problems, "notes": advice}, ensure_ascii=False))
+            errors = [p for p in problems if ": warning: " not in p]
+            print(json.dumps({"ok": not errors, "problems": errors,
+                              "warnings": [p for p in problems if ": warning: " in p], "notes": advice},
+                             ensure_ascii=False))
         else:
             for p in problems:
                 print(p)
             for note in advice:
                 print(f"note: {note}")
             n = sum(len(m.templates) for m in registry.modules.values())
-            print(f"{len(registry.modules)} modules, {n} task templates: "
-                  + ("all good" if not problems else f"{len(problems)} problem(s)"))
-        return 1 if problems else 0
+            errors = [p for p in problems if ": warning: " not in p]
+            broken = f", {len(registry.broken)} not loadable ({', '.join(sorted(registry.broken))})" \
+                if registry.broken else ""
+            print(f"{len(registry.modules)} modules, {n} task templates{broken}: "
+                  + ("all good" if not problems else f"{len(errors)} problem(s), {len(problems) - len(errors)} "
+                     "warning(s)"))
+        return 1 if any(": warning: " not in p for p in problems) else 0
     if args.action == "learned":
         from remote.ai.vision_agent import list_learned
 
@@ -75,7 +84,7 @@ def run(args: Any) -> int:
             for e in entries:
                 print(f"{e.get('name')}: {e.get('path')} (screen {e.get('screen_size')}, {e.get('created', '')})")
         return 0
-    data = [{"name": m.name, "display_name": m.display_name, "package": m.package, "default": m.default,
+    data: list[dict[str, Any]] = [{"name": m.name, "display_name": m.display_name, "package": m.package, "default": m.default,
              "keywords": list(m.keywords), "path": str(m.path),
              "templates": [{"name": t.name, "patterns": list(t.patterns)} for t in m.templates]}
             for m in registry.modules.values()]
@@ -87,6 +96,8 @@ def run(args: Any) -> int:
         print(f"\n{m['name']} ({m['display_name']}, {m['package'] or 'no package'})" + (" [default]" if m["default"] else ""))
         for t in m["templates"]:
             print(f"  {t['name']:20} " + " | ".join(t["patterns"]))
-    for p in registry.problems:
-        print(f"\nproblem: {p}")
+    for problem in registry.problems:
+        print(f"\nproblem: {problem}")
+    if registry.broken:
+        print(f"\nnot loadable: {', '.join(sorted(registry.broken))} (see `remote modules check`)")
     return 0
