@@ -158,6 +158,8 @@ def test_home_then_launch_resumes_and_force_stop_restarts(notes):
     assert p.snapshot()["trace_state"] == L
     assert p.launch("com.example.notes") and p.snapshot()["trace_state"] == A
     assert not p.launch("com.example.absent")
+    p.launch("com.example.notes")
+    assert p.launch("com.android.launcher3") and p.snapshot()["trace_state"] == L
 
 
 def test_typing_goes_into_the_focused_field_and_follows_a_recorded_set_text(notes):

@@ -52,6 +52,7 @@ class Frames:
         self.display = display
         self.keep = max(1, keep)
         self._shots: OrderedDict[Path, Shot] = OrderedDict()
+        self._black: Shot | None = None
         self.decoded = 0          # screenshots decoded so far (a test checks the cache works)
 
     def get(self, path: Path) -> Shot:
@@ -67,7 +68,10 @@ class Frames:
         return shot
 
     def black(self) -> Shot:
-        return Shot(Image.new("RGB", self.display, (0, 0, 0)))
+        """What a FLAG_SECURE screen captures as (made once)."""
+        if self._black is None:
+            self._black = Shot(Image.new("RGB", self.display, (0, 0, 0)))
+        return self._black
 
 
 def load_image(path: Path) -> Image.Image:

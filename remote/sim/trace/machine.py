@@ -166,6 +166,9 @@ class TraceMachine:
     def launch(self, package: str) -> bool:
         if package == self.package:
             return True
+        launcher = self.rec.launcher_state
+        if launcher is not None and package == self.rec.states[launcher].package:
+            return self.home()
         target = self.resume.pop(package, None)
         if target is None:
             target = self.rec.first_app_state if package == self.rec.app_package else self.rec.first_state_of(package)
