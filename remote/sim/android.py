@@ -11,6 +11,7 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
+from remote.sim import clipboard
 from remote.sim.device import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
 
@@ -127,8 +128,10 @@ def am(ctx: Ctx, argv: list[str]) -> int:
         desc = "Intent { " + (f"act={action} " if action else "") + "flg=0x400000" + \
             (" (has extras)" if extras else "") + " }"
         ctx.out(f"Broadcasting: {desc}\n")
-        _adb_keyboard(phone, action, extras)
-        ctx.out("Broadcast completed: result=0\n")
+        answer = clipboard.broadcast(phone, action, extras)   # the clipper helper's receiver, else None
+        if answer is None:
+            _adb_keyboard(phone, action, extras)
+        ctx.out(answer or "Broadcast completed: result=0\n")
         return 0
     ctx.err(f"Error: unknown command '{sub}'\n")
     return 255

@@ -5,7 +5,7 @@ and the device services (`remote.sim.service`, `remote.sim.sync`) use nothing el
 Two phones provide it: `remote.sim.phone.SimPhone` (apps made of widget trees we
 draw) and `remote.sim.trace.TracePhone` (a DroidBot recording of a real app,
 replayed). `BasePhone` holds what does not depend on the screen: the scenario's
-link faults, the filesystem, input methods, system switches, the command log::
+link faults, the filesystem, input methods, system switches, the clipboard, the command log::
 
     phone.screencap(png=True)      # bytes of the current screen (PNG, or raw RGBA with a 16-byte header)
     phone.dump_xml()               # the `uiautomator dump` of it
@@ -17,12 +17,14 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
+from remote.sim import clipboard
 from remote.sim.fs import FakeFS
 from remote.sim.scenario import Scenario
 
 LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
 ADB_IME = "com.android.adbkeyboard/.AdbIME"
-SYSTEM_PACKAGES = ("com.android.systemui", "com.android.permissioncontroller", "com.android.inputmethod.latin")
+SYSTEM_PACKAGES = ("com.android.systemui", "com.android.permissioncontroller", "com.android.inputmethod.latin",
+                   clipboard.PACKAGE)
 # Key codes that type a character (`input keyevent 29` types "a").
 KEY_CHARS = {**{7 + i: str(i) for i in range(10)}, **{29 + i: chr(97 + i) for i in range(26)},
              62: " ", 55: ",", 56: ".", 69: "-", 70: "=", 76: "/", 77: "@", 81: "+"}
@@ -40,6 +42,7 @@ class Phone(Protocol):
     imes_installed: list[str]
     imes_enabled: list[str]
     settings: dict[str, bool]
+    clipboard: str | None
     commands: list[str]
     shell_connections: int
     gone: bool
@@ -93,6 +96,7 @@ class BasePhone:
         self.imes_installed = [LATIN_IME] + ([ADB_IME] if scenario.adbkeyboard else [])
         self.imes_enabled = [LATIN_IME]
         self.ime = LATIN_IME
+        self.clipboard: str | None = None      # set through the clipper helper's broadcasts (remote.sim.clipboard)
         self.commands: list[str] = []
         self.shell_connections = 0
         self.gone = False

@@ -21,7 +21,7 @@ from typing import Any
 
 from PIL import Image
 
-from remote.sim import apps
+from remote.sim import apps, clipboard
 from remote.sim.device import ADB_IME, KEY_CHARS, LATIN_IME, BasePhone
 from remote.sim.render import draw_tree, tree_to_xml
 from remote.sim.scenario import Scenario, make_scenario
@@ -121,6 +121,7 @@ class SimPhone(BasePhone):
                 "ime": self.ime,
                 "commands": list(self.commands),
                 "launcher_page": self.launcher_page + 1,
+                "clipboard": self.clipboard,
             }
 
     @property
@@ -331,6 +332,8 @@ class SimPhone(BasePhone):
                 self.volume = min(15, self.volume + 1)
             elif code == 25:
                 self.volume = max(0, self.volume - 1)
+            elif code == clipboard.KEYCODE_PASTE:
+                clipboard.paste(self)
             elif code in KEY_CHARS:
                 self.type_text(KEY_CHARS[code])
             self.changed()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from remote.errors import ConfigError
+from remote.sim import clipboard
 from remote.sim.device import KEY_CHARS, BasePhone
 from remote.sim.scenario import Scenario, make_scenario
 from remote.sim.trace import dump
@@ -60,7 +61,7 @@ class TracePhone(BasePhone):
 
             {"trace": "weibo_bfs_greedy", "trace_state": "aa93932e…", "visited": ["a7dec982…", "aa93932e…"],
              "unrecorded_inputs": 0, "foreground": {"package": "com.sina.weibo", "activity": "…LoginActivity"},
-             "focused_text": None, "commands": [...]}
+             "focused_text": None, "clipboard": None, "commands": [...]}
         """
         with self.lock:
             m = self.machine
@@ -68,7 +69,7 @@ class TracePhone(BasePhone):
             package, _, activity = self.focus_component().partition("/")
             return {"trace": self.recording.name, "trace_state": m.state, "visited": list(m.visited),
                     "unrecorded_inputs": m.unrecorded, "foreground": {"package": package, "activity": activity},
-                    "focused_text": focused, "commands": list(self.commands)}
+                    "focused_text": focused, "clipboard": self.clipboard, "commands": list(self.commands)}
 
     def app_packages(self) -> list[str]:
         return self.recording.packages()
@@ -120,6 +121,8 @@ class TracePhone(BasePhone):
                 m.edit(delete=True)
             elif code in KEY_CHARS:
                 m.type_text(KEY_CHARS[code])
+            elif code == clipboard.KEYCODE_PASTE:
+                clipboard.paste(self)
             elif code not in IGNORED_KEYS:
                 m.unrecorded_input()
             self.changed()
