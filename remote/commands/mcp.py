@@ -15,6 +15,7 @@ from typing import Any
 
 from remote.apps import ModuleRegistry
 from remote.commands._device import open_device
+from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.errors import ActionError, ConfigError
 from remote.mcp.access import AccessGate, resolve_app
@@ -32,7 +33,7 @@ def run(args: Any) -> int:
             raise ConfigError(f"serving on {host} (not loopback) needs a bearer token",
                               hint=f"set {TOKEN_ENV} to a long random secret; clients then send "
                                    "'Authorization: Bearer <token>'")
-    registry = ModuleRegistry()
+    registry = module_registry()
     gate = AccessGate(_allowed(args.allow, registry))
     with open_device(args) as (adb, sim):
         session = Session(adb, registry=registry, llm=LLMConfig.from_env(), gate=gate, phone=sim,
