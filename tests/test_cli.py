@@ -59,7 +59,7 @@ def test_modules_list_and_check(capsys):
     out = capsys.readouterr().out
     assert "send_message" in out and "给{contact}发微信消息说{message}" in out
     assert main(["modules", "check", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"ok": True, "problems": [], "notes": []}
+    assert json.loads(capsys.readouterr().out) == {"ok": True, "problems": [], "warnings": [], "notes": []}
 
 
 def test_unknown_device_is_exit_2_with_a_hint(sim_server, capsys):

@@ -2,7 +2,7 @@
 
 A module is a folder ``remote/apps/<name>/`` with::
 
-    config.yaml        name, display_name, package, keywords, home_ref, sensitive, fixed_points
+    config.yaml        name, display_name, package, keywords, home_ref, sensitive, fixed_points, stable_ids
     tasks.yaml         templates: patterns with named slots + the steps that use them
     images/*.png       reference images (NAME.png, NAME_v2.png, ...) and images/aliases.yaml
     prompts/planner.txt  extra planner instructions for this app (optional)
@@ -112,6 +112,9 @@ class AppModule:
     fixed_points: dict[str, tuple[float, float]] = field(default_factory=dict)
     templates: tuple[TaskTemplate, ...] = ()
     default: bool = False
+    # The app keeps its resource ids across releases (Chrome, AOSP Settings), so ``id:`` targets are safe;
+    # apps that obfuscate them (WeChat) leave it false and `modules check` warns about ``id:`` targets.
+    stable_ids: bool = False
 
     @property
     def images_dir(self) -> Path:
@@ -139,7 +142,7 @@ def load_module(folder: Path) -> AppModule:
     if not isinstance(cfg, dict):
         raise ConfigError("config.yaml must be a mapping", path=str(config_path), line=1)
     unknown = set(cfg) - {"name", "display_name", "package", "keywords", "home_ref", "sensitive",
-                          "fixed_points", "default", "description"}
+                          "fixed_points", "default", "description", "stable_ids"}
     if unknown:
         raise ConfigError(f"unknown keys {sorted(unknown)}", path=str(config_path), line=line_of(cfg, 1))
     name = str(cfg.get("name") or folder.name)
@@ -148,12 +151,15 @@ def load_module(folder: Path) -> AppModule:
         if not (isinstance(point, list | tuple) and len(point) == 2 and all(isinstance(v, int | float) for v in point)):
             raise ConfigError(f"fixed_points.{key} must be [x, y]", path=str(config_path), line=line_of(cfg, 1))
         fixed[str(key)] = (float(point[0]), float(point[1]))
+    if not isinstance(cfg.get("stable_ids", False), bool):
+        raise ConfigError("stable_ids must be true or false", path=str(config_path), line=line_of(cfg, 1))
     tasks_path = folder / "tasks.yaml"
     templates = tuple(_load_templates(tasks_path)) if tasks_path.is_file() else ()
     return AppModule(name=name, path=folder, display_name=str(cfg.get("display_name") or name),
                      package=str(cfg.get("package") or ""), keywords=tuple(str(k) for k in cfg.get("keywords") or ()),
                      home_ref=cfg.get("home_ref"), sensitive=tuple(str(s) for s in cfg.get("sensitive") or ()),
-                     fixed_points=fixed, templates=templates, default=bool(cfg.get("default")))
+                     fixed_points=fixed, templates=templates, default=bool(cfg.get("default")),
+                     stable_ids=bool(cfg.get("stable_ids", False)))
 
 
 def _load_templates(path: Path) -> list[TaskTemplate]:

@@ -214,7 +214,7 @@ def monkey(ctx: Ctx, argv: list[str]) -> int:
 
 
 def pm(ctx: Ctx, argv: list[str]) -> int:
-    packages = sorted({apps.LAUNCHER, *apps.APPS, "com.android.systemui", "com.android.permissioncontroller",
+    packages = sorted({ctx.phone.launcher, *apps.APPS, "com.android.systemui", "com.android.permissioncontroller",
                        "com.android.inputmethod.latin"}
                       | ({"com.android.adbkeyboard"} if ADB_IME in ctx.phone.imes_installed else set()))
     if argv[1:3] == ["list", "packages"]:

@@ -82,7 +82,9 @@ class SimPhone:
         self._frame_key: tuple[Any, ...] | None = None
         self._frame: Frame | None = None
         # --- what the user sees ---
-        self.foreground = apps.LAUNCHER
+        self.launcher = apps.launcher_package(self.scenario.rom)
+        self.app_state: dict[str, Any] = {}
+        self.foreground = self.launcher
         self.stacks: dict[str, list[str]] = {}
         self.launcher_page = 0
         self.fields: dict[str, str] = {}
@@ -93,7 +95,7 @@ class SimPhone:
         self.ad_pending = self.scenario.ad_popup
         # --- app data ---
         self.chats: dict[str, list[str]] = {}
-        self.settings = {"wlan": True, "bluetooth": False, "airplane": False}
+        self.settings = {"wlan": True, "bluetooth": False, "airplane": False, "nfc": False}
         self.browser_url: str | None = None
         self.browser_loaded_at = 0.0
         self.volume = 7
@@ -138,7 +140,7 @@ class SimPhone:
         with self.lock:
             if self.loading:
                 return "loading"
-            if self.foreground == apps.LAUNCHER:
+            if self.foreground == self.launcher:
                 return "launcher"
             if self.foreground == apps.WECHAT and self.permission_pending:
                 return "permission_dialog"
@@ -163,7 +165,8 @@ class SimPhone:
         with self.lock:
             if self.foreground == apps.WECHAT and self.permission_pending:
                 return apps.PERMISSION_COMPONENT
-            return f"{self.foreground}/{apps.activity_of(self.foreground, self.screen)}"
+            package = apps.focus_package(self, self.foreground, self.screen)
+            return f"{package}/{apps.activity_of(self, self.foreground, self.screen)}"
 
     # ------------------------------------------------------------------ frames
 
@@ -213,9 +216,9 @@ class SimPhone:
     def launch(self, package: str) -> bool:
         """Bring an app to the front (resuming where it was), like tapping its icon or `monkey -p`."""
         with self.lock:
-            if package == apps.LAUNCHER:
+            if package in apps.LAUNCHERS:
                 self.home()
-                return True
+                return package == self.launcher
             if package not in apps.APPS:
                 return False
             first = package not in self.launched
@@ -225,7 +228,6 @@ class SimPhone:
             self.focus = None
             if first and package == apps.WECHAT and self.scenario.wechat_permission_dialog:
                 self.permission_pending = True
-            apps.on_show(self, package)
             self.navigated()
             return True
 
@@ -237,14 +239,14 @@ class SimPhone:
 
     def home(self) -> None:
         with self.lock:
-            self.foreground = apps.LAUNCHER
+            self.foreground = self.launcher
             self.launcher_page = 0
             self.focus = None
             self.navigated()
 
     def back(self) -> None:
         with self.lock:
-            if self.foreground == apps.LAUNCHER:
+            if self.foreground == self.launcher:
                 self.launcher_page = 0
                 self.changed()
                 return
@@ -306,7 +308,7 @@ class SimPhone:
                 if duration_ms < 400:
                     self.tap(x1, y1)
                 return  # a long press: nothing here reacts to one
-            if self.foreground == apps.LAUNCHER and abs(dx) > self.size[0] / 8 and abs(dx) > abs(dy):
+            if self.foreground == self.launcher and abs(dx) > self.size[0] / 8 and abs(dx) > abs(dy):
                 self.launcher_page = min(apps.LAUNCHER_PAGES - 1, self.launcher_page + 1) if dx < 0 \
                     else max(0, self.launcher_page - 1)
             self.changed()

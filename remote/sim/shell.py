@@ -6,7 +6,8 @@ Enough of mksh for what adb clients send: words with '…', "…", \\ escapes an
 is what keeps ``input text '"; reboot; echo "'`` harmless. Unknown commands answer
 ``/system/bin/sh: X: not found`` with status 127, as the real shell does.
 
-`run(phone, line, write)` executes a line; `write(fd, data)` receives stdout (1)
+`execute(phone, line, write, commands)` executes a line with the given command table
+(`remote.sim.commands.run` passes the phone's); `write(fd, data)` receives stdout (1)
 and stderr (2) as they are produced.
 """
 
@@ -258,10 +259,9 @@ class Ctx:
 CommandFn = Callable[[Ctx, list[str]], int]
 
 
-def run(phone: SimPhone, line: str, write: Writer, stop: threading.Event | None = None) -> int:
-    """Run one shell command line; returns its exit status."""
-    from remote.sim.commands import COMMANDS
-
+def execute(phone: SimPhone, line: str, write: Writer, commands: dict[str, CommandFn],
+            stop: threading.Event | None = None) -> int:
+    """Run one shell command line with the commands in ``commands``; returns its exit status."""
     stop = stop or threading.Event()
     try:
         seq = parse(tokenize(line))
@@ -275,7 +275,7 @@ def run(phone: SimPhone, line: str, write: Writer, stop: threading.Event | None 
                 break
             if (connector == "&&" and status != 0) or (connector == "||" and status == 0):
                 continue
-            status = _run_pipeline(phone, pipeline, write, stop, status, COMMANDS)
+            status = _run_pipeline(phone, pipeline, write, stop, status, commands)
     except ShellExit as exc:
         status = exc.status
     return status & 0xFF
