@@ -10,6 +10,8 @@ typing filters the index, and a result opens the page that holds it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PIL import ImageDraw
 
 from remote.sim.apps import settings_pages as pages
@@ -22,6 +24,7 @@ SEARCH_PACKAGE = "com.android.settings.intelligence"
 ID = "com.android.settings:id/"
 BLUE = (26, 115, 232)
 ROW_H = 64.0
+Painter = Callable[[ImageDraw.ImageDraw, Widget], None]
 
 
 def activity(phone: Phone, screen: str) -> str:
@@ -154,14 +157,14 @@ def _switch(m: Metrics, y: float, on: bool, aosp: bool) -> Widget:
     return frame
 
 
-def _divider(m: Metrics):  # type: ignore[no-untyped-def]
+def _divider(m: Metrics) -> Painter:
     def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
         x1, _, x2, y2 = w.bounds
         draw.line([(x1 + m.px(16), y2 - 1), (x2, y2 - 1)], fill=(229, 229, 229), width=max(1, m.px(0.5)))
     return paint
 
 
-def _switch_painter(m: Metrics):  # type: ignore[no-untyped-def]
+def _switch_painter(m: Metrics) -> Painter:
     def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
         x1, y1, x2, y2 = w.bounds
         cy = (y1 + y2) // 2
