@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -94,12 +95,23 @@ def run_one(task: str, resolution: str, dump_ms: int, runs_dir: str, version: st
             "overheads": overheads}
 
 
+def pad(text: str, width: int) -> str:
+    """``text`` cut or padded to ``width`` terminal columns (a CJK character takes two)."""
+    out, used = "", 0
+    for ch in text:
+        w = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if used + w > width:
+            break
+        out, used = out + ch, used + w
+    return out + " " * (width - used)
+
+
 def print_rows(rows: list[dict]) -> None:
     print(f"{'task':22} {'res':10} {'ok':3} {'steps':>5} {'calls':>5} {'wall s':>7} {'waits s':>7} {'dumps':>5} "
           f"{'ours s/step (median)':>21}")
     for r in rows:
         med = statistics.median(r["overheads"]) if r["overheads"] else 0.0
-        print(f"{r['task'][:22]:22} {r['resolution']:10} {'yes' if r['ok'] else 'NO':3} {r['steps']:>5} "
+        print(f"{pad(r['task'], 22)} {r['resolution']:10} {'yes' if r['ok'] else 'NO':3} {r['steps']:>5} "
               f"{r['calls']:>5} {r['wall']:7.2f} {r['waits']:7.2f} {r['dumps']:>5} {med:21.3f}"
               + (f"  {r['error']}" if not r["ok"] else ""))
 
@@ -116,7 +128,7 @@ def print_matrix(rows: list[dict]) -> None:
         print(f"\n{res}: ok + our median s/step (model calls in the last column)")
         print(f"{'task':18}" + "".join(f"{v[:6] + '/' + rom[:4]:>12}" for v, rom in columns) + f"{'calls':>7}")
         for task in TASKS:
-            line, calls = f"{task[:18]:18}", 0
+            line, calls = pad(task, 18), 0
             for v, rom in columns:
                 r = cells.get((task, v, rom))
                 if r is None:
