@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from remote.core.device.adb_controller import ADBController  # noqa: E402
-from remote.records import TaskStatus  # noqa: E402
+from remote.core.records import TaskStatus  # noqa: E402
 from remote.runner.task_runner import RunOptions, TaskRunner  # noqa: E402
 from remote.sim import serve  # noqa: E402
 from remote.sim.versions import RANDOM, WECHAT_VERSIONS  # noqa: E402

@@ -4,10 +4,10 @@ The parser lives here; each command's body lives in ``remote/commands/<name>.py`
 as ``run(args) -> int`` and is imported only when that command runs, so
 ``--help`` stays fast and a missing optional extra only affects its command.
 
-Exit codes: 0 the task/command succeeded, 1 it failed (task failed, target not
-found, decisions changed on replay), 2 the environment failed (no device, no
-model configured, bad configuration). Errors print ``error: …`` on stderr with
-what to do; a traceback only with ``--debug``.
+Exit codes (one table, ``remote.errors.ExitCode``): 0 success, 1 the task or check
+failed, 2 the environment, configuration or usage failed, 130 aborted. Errors
+print ``error: …`` on stderr with what to do; a traceback only with ``--debug``.
+Everything printed passes through the same secret masking as the run records.
 """
 
 from __future__ import annotations
@@ -16,149 +16,277 @@ import argparse
 import importlib
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 
 from remote import __version__
-from remote.errors import ConfigError, DeviceError, ModelError, RemoteError
+from remote.errors import ExitCode, RemoteError
 
-EXIT_OK, EXIT_FAILED, EXIT_ENV = 0, 1, 2
+EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay),
+2 environment, configuration or usage (no device, no model configured, bad file or argument),
+130 aborted (Ctrl-C)"""
+STRATEGIES = ["opencv_first", "opencv_only", "ai_only"]
 
 
-def _add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True) -> None:
-    help_text = "device serial (or ip:port)" + (", or 'sim' for the built-in simulated phone" if sim_choice else "")
+class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Examples kept as written, defaults shown after every option's help."""
+
+
+def port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port {value} is outside 1..65535")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must not be negative")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} must be a positive number of seconds")
+    return value
+
+
+def task_text(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError('the task is empty; say what to do, e.g. "给张三发微信消息说你好"')
+    return text
+
+
+def _command(sub: argparse._SubParsersAction, name: str, summary: str, examples: str,  # type: ignore[type-arg]
+             description: str = "") -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=summary, description=(description or summary), formatter_class=Formatter,
+                          epilog=f"examples:\n{examples}\n\n{EXIT_TABLE}")
+
+
+def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True) -> None:
+    help_text = "phone serial or ip:port (default: the only connected phone, or ADB_SERIAL)" + \
+        ("; 'sim' for the built-in simulated phone" if sim_choice else "")
     p.add_argument("--device", "-s", metavar="SERIAL", default=None, help=help_text)
     if sim_choice:
-        p.add_argument("--scenario", metavar="FILE", default=None, help="simulated-phone scenario YAML (with --device sim)")
-    p.add_argument("--adb-host", default=None, help="adb server host (default 127.0.0.1)")
-    p.add_argument("--adb-port", type=int, default=None, help="adb server port (default 5037)")
+        p.add_argument("--scenario", metavar="FILE", default=None,
+                       help="simulated-phone scenario YAML (with --device sim): popups, resolution, versions ...")
+    p.add_argument("--adb-host", metavar="HOST", default=None,
+                   help="adb server host (default: ANDROID_ADB_SERVER_HOST or 127.0.0.1)")
+    p.add_argument("--adb-port", metavar="PORT", type=port, default=None,
+                   help="adb server port (default: ANDROID_ADB_SERVER_PORT or 5037); remote never starts one")
+
+
+def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "run", "run a task on a phone: route, plan, locate, act, verify, record", """\
+  remote run --device sim "给张三发微信消息说你好"
+  remote run --device sim --scenario popups.yaml "打开微信"
+  remote run "打开WLAN" --dry-run            # plan, and check what the current screen allows
+  remote run "在浏览器搜索天气" --json --max-seconds 60""")
+    p.add_argument("task", type=task_text, help="what to do, in one sentence (Chinese or English)")
+    add_device_args(p)
+    p.add_argument("--module", metavar="NAME", default=None,
+                   help="use this app module's templates and images (skip routing); see `remote modules`")
+    p.add_argument("--strategy", choices=STRATEGIES, default="opencv_first",
+                   help="locator tiers: free tiers then the vision model; free tiers only; the model only")
+    p.add_argument("--max-steps", type=positive_int, default=30, metavar="N",
+                   help="stop after this many steps (replans included)")
+    p.add_argument("--max-seconds", type=positive_float, default=300.0, metavar="S",
+                   help="stop after this many seconds, also in the middle of a step")
+    p.add_argument("--max-model-calls", type=non_negative_int, default=20, metavar="N",
+                   help="budget of model calls for the task")
+    p.add_argument("--max-tokens", type=non_negative_int, default=200_000, metavar="N",
+                   help="budget of model tokens for the task")
+    p.add_argument("--dry-run", action="store_true",
+                   help="plan, and locate what the current screen shows; touch nothing")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="allow sensitive steps (calls, payments, deep links, deletions) without asking")
+    p.add_argument("--json", action="store_true", help="print the run summary as one JSON object on stdout")
+    p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run records go")
+
+
+def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "devices", "list connected phones: serial, model, resolution, ADBKeyboard", """\
+  remote devices
+  remote devices --adb-port 5038       # the phones a `remote sim --port 5038` serves""")
+    p.add_argument("--adb-host", metavar="HOST", default=None, help="adb server host (default 127.0.0.1)")
+    p.add_argument("--adb-port", metavar="PORT", type=port, default=None, help="adb server port (default 5037)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = _command(sub, "screenshot", "save the phone's screen to a PNG file", """\
+  remote screenshot -o screen.png
+  remote screenshot --device sim -o sim.png""")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="PNG file to write")
+    add_device_args(p)
+
+    p = _command(sub, "sim", "serve the simulated phone over the adb protocol until Ctrl-C", """\
+  remote sim                             # 127.0.0.1:5037, or the next free port when 5037 is taken
+  remote sim --port 5038 --scenario popups.yaml
+  adb -P 5038 devices; adb -P 5038 exec-out screencap -p > s.png""")
+    p.add_argument("--port", type=port, default=None,
+                   help="port to serve on (default 5037; when 5037 is taken, by a real adb server say, the next "
+                        "free port is used and printed)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--scenario", metavar="FILE", default=None, help="scenario YAML (docs/testing.md#scenarios)")
+    p.add_argument("--serial", default=None, help="serial the simulated phone reports (default emulator-5554)")
+
+    p = _command(sub, "capture-ref", "crop a reference image from the live screen into a module's images/", """\
+  remote capture-ref send_button --module wechat --text 发送
+  remote capture-ref wechat_search --module wechat --bbox 930,120,1040,230 --device sim""")
+    p.add_argument("name", help="the reference's name: letters, digits, _ and - (saved as images/NAME.png)")
+    p.add_argument("--module", required=True, metavar="NAME",
+                   help="module folder under remote/apps/ (create it with a config.yaml first)")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--bbox", metavar="x1,y1,x2,y2", help="the box to crop, in screen pixels")
+    group.add_argument("--text", metavar="文本", help="crop the element that shows this text")
+    add_device_args(p)
+
+
+def _offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "locate", "offline: find a target on a screenshot file", """\
+  remote locate s.png "text:发送" --xml s.xml
+  remote locate s.png wechat_search --module wechat --annotate out.png
+  remote locate s.png x --ref icon.png --json""")
+    p.add_argument("screenshot", help="screenshot file (PNG or JPEG)")
+    p.add_argument("target", help="target_ref: text:张三, desc:搜索, id:pkg:id/x, a reference name, xy:540,2280")
+    p.add_argument("--xml", metavar="DUMP", help="uiautomator dump taken with the screenshot (for text:/desc:/id:)")
+    p.add_argument("--ref", metavar="IMAGE", help="look for this image instead of TARGET")
+    p.add_argument("--module", metavar="NAME", default=None, help="module whose images, aliases and fixed points to use")
+    p.add_argument("--strategy", choices=STRATEGIES, default="opencv_only", help="locator tiers to allow")
+    p.add_argument("--json", action="store_true", help="print the LocateResult as JSON")
+    p.add_argument("--annotate", metavar="OUT.png", help="write a copy with the box (green) and tap point drawn")
+
+    p = _command(sub, "match", "offline: template-match a reference image in a screenshot", """\
+  remote match icon.png s.png
+  remote match icon.png s.png --annotate out.png --json""")
+    p.add_argument("ref", help="reference image (a crop of the target)")
+    p.add_argument("screenshot", help="screenshot file")
+    p.add_argument("--json", action="store_true", help="print the LocateResult as JSON")
+    p.add_argument("--annotate", metavar="OUT.png", help="write a copy with the box and tap point drawn")
+
+    p = _command(sub, "plan", "offline: plan a task on a screenshot file with the configured model", """\
+  remote plan s.png "打开深色模式" --module settings
+  CUSTOM_LLM_BASE_URL=http://127.0.0.1:8765/v1 remote plan s.png "打开深色模式" --json""")
+    p.add_argument("screenshot", help="screenshot file")
+    p.add_argument("task", type=task_text, help="the task to plan")
+    p.add_argument("--module", metavar="NAME", default=None,
+                   help="module whose reference images and planner prompt the model gets")
+    p.add_argument("--xml", metavar="DUMP", help="uiautomator dump (a text-only model plans from its texts)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    p = _command(sub, "verify", "offline: check a screenshot against an expectation (tree, OCR, then a model)", """\
+  remote verify s.png "text:你好" --xml s.xml         # answered from the UI tree, no model needed
+  remote verify s.png "聊天里显示了「你好」"             # OCR, or the configured model""")
+    p.add_argument("screenshot", help="screenshot file")
+    p.add_argument("expectation", help="text:X / desc:X / id:X, or a sentence (quoted parts 「X」 are looked for)")
+    p.add_argument("--xml", metavar="DUMP", help="uiautomator dump taken with the screenshot")
+    p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+
+    p = _command(sub, "flow", "offline: route, plan and locate every step of a task on one screenshot", """\
+  remote flow s.png "给张三发微信消息说你好" --xml s.xml
+  remote flow s.png "打开WLAN" --annotate steps.png""")
+    p.add_argument("screenshot", help="screenshot file")
+    p.add_argument("task", type=task_text, help="the task")
+    p.add_argument("--xml", metavar="DUMP", help="uiautomator dump taken with the screenshot")
+    p.add_argument("--module", metavar="NAME", default=None, help="skip routing and use this module")
+    p.add_argument("--annotate", metavar="OUT.png", help="write a copy with every located step drawn")
+    p.add_argument("--json", action="store_true", help="print the steps as JSON")
+
+    p = _command(sub, "replay", "offline: re-decide a recorded run and list changed decisions", """\
+  remote replay runs/20261123-081321-给张三发微信消息说你好
+  remote replay RUN_DIR --json""")
+    p.add_argument("run_dir", help="a run record folder (runs/<time>-<task>)")
+    p.add_argument("--json", action="store_true", help="print the decisions as JSON")
+
+    p = _command(sub, "report", "(re)write a run's report.html from its run.json", """\
+  remote report runs/20261123-081321-给张三发微信消息说你好""")
+    p.add_argument("run_dir", help="a run record folder")
+
+
+def _module_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "modules", "list app modules and their task templates; check them; review learned images", """\
+  remote modules                 # every module and its templates
+  remote modules check           # validate every YAML key, slot, image and alias (file:line)
+  remote modules learned         # reference variants the vision model taught""")
+    p.add_argument("action", nargs="?", choices=["list", "check", "learned"], default="list",
+                   help="list the modules; check them (exit 1 on a problem); list learned images")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="remote", description="Automate an Android phone from one sentence.")
+    parser = argparse.ArgumentParser(
+        prog="remote", formatter_class=Formatter,
+        description="Automate an Android phone from one sentence.",
+        epilog=f"""examples:
+  remote run --device sim "给张三发微信消息说你好"     # the simulated phone, no API key needed
+  remote devices
+  remote COMMAND --help                             # each command's options and examples
+
+{EXIT_TABLE}""")
     parser.add_argument("--version", action="version", version=f"remote {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     parser.add_argument("-v", "--verbose", action="store_true", help="show info logs")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    p = sub.add_parser("run", help="run a task on a phone: remote run --device sim \"给张三发微信消息说你好\"")
-    p.add_argument("task")
-    _add_device_args(p)
-    p.add_argument("--module", default=None, help="force an app module (skip routing)")
-    p.add_argument("--strategy", choices=["opencv_first", "opencv_only", "ai_only"], default="opencv_first")
-    p.add_argument("--max-steps", type=int, default=30)
-    p.add_argument("--max-seconds", type=float, default=300.0)
-    p.add_argument("--max-model-calls", type=int, default=20, help="budget of model calls for the task")
-    p.add_argument("--max-tokens", type=int, default=200_000, help="budget of model tokens for the task")
-    p.add_argument("--dry-run", action="store_true", help="plan and locate, but do not touch the phone")
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask before sensitive steps")
-    p.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
-    p.add_argument("--runs-dir", default="runs", help="where run records go (default ./runs)")
-
-    p = sub.add_parser("devices", help="list connected devices (serial, model, resolution, ADBKeyboard)")
-    p.add_argument("--adb-host", default=None)
-    p.add_argument("--adb-port", type=int, default=None)
-
-    p = sub.add_parser("screenshot", help="save the phone's screen to a file")
-    p.add_argument("-o", "--output", required=True, metavar="FILE")
-    _add_device_args(p)
-
-    p = sub.add_parser("sim", help="serve the simulated phone over the adb protocol until Ctrl-C")
-    p.add_argument("--port", type=int, default=5037)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--scenario", metavar="FILE", default=None)
-    p.add_argument("--serial", default=None, help="serial the simulated phone reports")
-
-    p = sub.add_parser("locate", help="offline: find a target on a screenshot file")
-    p.add_argument("screenshot")
-    p.add_argument("target", help="target_ref: text:张三, id:..., desc:..., a reference name, xy:540,2280")
-    p.add_argument("--xml", metavar="DUMP", help="uiautomator dump taken with the screenshot")
-    p.add_argument("--ref", metavar="IMAGE", help="reference image to look for")
-    p.add_argument("--module", default=None, help="module whose images and aliases to use")
-    p.add_argument("--strategy", choices=["opencv_first", "opencv_only", "ai_only"], default="opencv_only")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--annotate", metavar="OUT.png", help="write a copy with the box and tap point drawn")
-
-    p = sub.add_parser("match", help="offline: template-match a reference image in a screenshot")
-    p.add_argument("ref")
-    p.add_argument("screenshot")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--annotate", metavar="OUT.png")
-
-    p = sub.add_parser("plan", help="offline: plan a task on a screenshot file with the configured model")
-    p.add_argument("screenshot")
-    p.add_argument("task")
-    p.add_argument("--module", default=None)
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("verify", help="offline: check a screenshot against an expectation with the model")
-    p.add_argument("screenshot")
-    p.add_argument("expectation")
-    p.add_argument("--xml", metavar="DUMP")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("flow", help="offline: route, plan and locate every step of a task on one screenshot")
-    p.add_argument("screenshot")
-    p.add_argument("task")
-    p.add_argument("--xml", metavar="DUMP")
-    p.add_argument("--module", default=None)
-    p.add_argument("--annotate", metavar="OUT.png")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("replay", help="offline: re-decide a recorded run and list changed decisions")
-    p.add_argument("run_dir")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("report", help="(re)write a run's report.html")
-    p.add_argument("run_dir")
-
-    p = sub.add_parser("modules", help="list app modules and their task templates")
-    p.add_argument("action", nargs="?", choices=["list", "check", "learned"], default="list")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("capture-ref", help="crop a reference image from the live screen into a module")
-    p.add_argument("name")
-    p.add_argument("--module", required=True)
-    group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--bbox", metavar="x1,y1,x2,y2")
-    group.add_argument("--text", metavar="文本")
-    _add_device_args(p)
+    _run_parser(sub)
+    _device_parsers(sub)
+    _offline_parsers(sub)
+    _module_parsers(sub)
     return parser
-
-
-def _configure_logging(args: argparse.Namespace) -> None:
-    level = logging.DEBUG if args.debug else (logging.INFO if args.verbose else logging.WARNING)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:   # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0)
     if not args.command:
         parser.print_help()
-        return EXIT_OK
-    _configure_logging(args)
-    module_name = args.command.replace("-", "_")
+        return ExitCode.OK
+    from remote.commands import _terminal
+
+    _terminal.install(logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING)
     try:
-        command = importlib.import_module(f"remote.commands.{module_name}")
+        command = importlib.import_module(f"remote.commands.{args.command.replace('-', '_')}")
         return int(command.run(args))
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except (ConfigError, DeviceError) as exc:
+        _terminal.error("interrupted")
+        return ExitCode.ABORTED
+    except RemoteError as exc:
         if args.debug:
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ENV
-    except (ModelError, RemoteError) as exc:
+            traceback.print_exc()
+        _terminal.error(f"error: {exc.message}" + (f"\n  what to do: {exc.hint}" if exc.hint else ""))
+        return exc.exit_code
+    except OSError as exc:  # files named on the command line, a runs folder that cannot be written
         if args.debug:
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except OSError as exc:  # files named on the command line: missing screenshot, unreadable dump
+            traceback.print_exc()
+        _terminal.error(f"error: {exc}")
+        return ExitCode.ENVIRONMENT
+    except Exception as exc:  # a bug of ours: say so plainly, the record (if any) is already written
         if args.debug:
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ENV
+            traceback.print_exc()
+        _terminal.error(f"error: internal error ({type(exc).__name__}: {exc}); please report it with --debug")
+        return ExitCode.FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -177,7 +177,12 @@ class LLMConfig:
             overrides["coord_mode"] = env["LLM_COORD_MODE"]
         if "LLM_SUPPORTS_VISION" in env:
             overrides["supports_vision"] = _env_bool(env, "LLM_SUPPORTS_VISION", True)
-        return dataclasses.replace(config, **overrides) if overrides else config
+        config = dataclasses.replace(config, **overrides) if overrides else config
+        if config.api_key and not config.api_key.isascii():
+            raise ConfigError(f"{config.key_env or 'the API key'} contains characters that are not ASCII "
+                              "(a key copied with quotes or spaces of another alphabet?)",
+                              hint="paste the key again as plain text")
+        return config
 
 
 def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMConfig:
@@ -215,6 +220,25 @@ class Settings:
         return cls(adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
                    operation_delay=max(0.0, delay), adb_host=env.get("ANDROID_ADB_SERVER_HOST") or "127.0.0.1",
                    adb_port=port)
+
+
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+
+
+def secret_values(env: Mapping[str, str] | None = None, *, min_length: int = 6) -> list[str]:
+    """Values of variables that look secret (``*_API_KEY``, ``*_TOKEN`` ...), longest first, for masking."""
+    env = load_env() if env is None else env
+    values = {v.strip() for k, v in env.items() if any(m in k.upper() for m in SECRET_MARKERS)
+              and v and len(v.strip()) >= min_length}
+    return sorted(values, key=len, reverse=True)
+
+
+def mask_all(text: str, secrets: list[str]) -> str:
+    """``text`` with every secret replaced by its mask (``sk-a…z9``)."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, mask_secret(secret))
+    return text
 
 
 def load_env(dotenv_path: str | Path | None = None) -> dict[str, str]:

@@ -4,7 +4,8 @@
 
     RemoteError                      anything `remote` raises on purpose
     ├── ConfigError                  bad or missing configuration (no model, broken YAML, bad .env value)
-    │   └── ModelNotConfigured       a model is needed and no key/URL is set
+    │   ├── ModelNotConfigured       a model is needed and no key/URL is set
+    │   └── BadInput                 a file or argument given on the command line is unusable
     ├── DeviceError                  the phone or the ADB link broke
     │   ├── DeviceNotFound           no such serial / no device at all
     │   ├── DeviceDisconnected       the link dropped and a bounded reconnect did not bring it back
@@ -18,6 +19,11 @@
     └── TaskError                    the task could not be planned or run (caps, aborted, ...)
         └── BudgetExceeded           the task spent its budget of model calls or tokens
 
+Exit codes, the same for every command (README's table): 0 success, 1 the task or check
+failed (target not found, ambiguous, decisions changed on replay), 2 the environment,
+configuration or usage failed (no device, no model configured, bad config or arguments),
+130 aborted (Ctrl-C). Each error class carries its own (``exit_code``).
+
 Rule of thumb: "the device broke" is a `DeviceError`, "the UI didn't match" is a
 `LocateError`. Errors carry fields (`serial`, `raw`, `path`, `line`) so callers and
 the run record can show them without parsing messages.
@@ -25,9 +31,20 @@ the run record can show them without parsing messages.
 
 from __future__ import annotations
 
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    FAILED = 1
+    ENVIRONMENT = 2
+    ABORTED = 130
+
 
 class RemoteError(Exception):
     """Base of every error `remote` raises on purpose. `hint` says what to do."""
+
+    exit_code = ExitCode.FAILED
 
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
@@ -40,6 +57,8 @@ class RemoteError(Exception):
 
 class ConfigError(RemoteError):
     """Configuration is missing or invalid. `path`/`line` point at the file when there is one."""
+
+    exit_code = ExitCode.ENVIRONMENT
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None, hint: str = "") -> None:
         where = ""
@@ -54,8 +73,14 @@ class ModelNotConfigured(ConfigError):
     """A model is needed but none is configured; the message names the variable to set."""
 
 
+class BadInput(ConfigError):
+    """A file or argument named on the command line is missing, unreadable or too large (exit status 2)."""
+
+
 class DeviceError(RemoteError):
     """The phone or the ADB connection failed."""
+
+    exit_code = ExitCode.ENVIRONMENT
 
     def __init__(self, message: str, *, serial: str | None = None, hint: str = "") -> None:
         super().__init__(message, hint=hint)

@@ -58,12 +58,27 @@ def test_no_model_configured_exits_2_with_what_to_set(command, monkeypatch, tmp_
     monkeypatch.chdir(tmp_path)
     for var in ("LLM_PROVIDER", "CUSTOM_LLM_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
-    assert main([command, "missing.png", "x"]) == 2
+    Image.new("RGB", (200, 400), "white").save(tmp_path / "blank.png")
+    # verify answers from the tree or OCR when it can; a blank screen and a free sentence need a model
+    assert main([command, "blank.png", "屏幕上有一只猫"]) == 2
     err = capsys.readouterr().err
     assert "no model is configured" in err and "LLM_PROVIDER" in err
+
+
+def test_verify_answers_from_the_tree_without_a_model(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    for var in ("LLM_PROVIDER", "CUSTOM_LLM_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    Image.new("RGB", (540, 400), "white").save(tmp_path / "s.png")
+    (tmp_path / "s.xml").write_text('<hierarchy><node text="张三" bounds="[0,0][540,100]"/></hierarchy>',
+                                    encoding="utf-8")
+    assert main(["verify", "s.png", "text:张三", "--xml", "s.xml"]) == 0
+    assert main(["verify", "s.png", "text:李四", "--xml", "s.xml"]) == 1
+    out = capsys.readouterr().out
+    assert "verified (tree" in out and "NOT verified (tree" in out
 
 
 @pytest.mark.parametrize("command", ["plan", "verify"])
 def test_bad_screenshot_path_exits_2(command, env, tmp_path, capsys):
     assert main([command, str(tmp_path / "nope.png"), "x"]) == 2
-    assert "cannot read screenshot" in capsys.readouterr().err
+    assert "screenshot not found" in capsys.readouterr().err

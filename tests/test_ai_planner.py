@@ -13,8 +13,8 @@ from remote.ai import prompting
 from remote.ai.planner import Planner
 from remote.core.locate.assets import AssetsManager
 from remote.core.plan.schema import PlanError, parse_plan
+from remote.core.records import ActionName, StepPlan, TargetType
 from remote.errors import ModelError
-from remote.records import ActionName, StepPlan, TargetType
 
 GOOD = {
     "analysis": {"current_screen": "桌面", "target_state": "聊天", "estimated_steps": 3},
@@ -24,15 +24,18 @@ GOOD = {
         {"step": 2, "action": "input_text", "target_ref": "dynamic:底部消息输入框", "params": {"text": "你好"}},
         {"step": 3, "action": "tap", "target_ref": "send_button", "success_condition": "消息出现"},
     ],
-    "success_criteria": "消息已发送", "potential_issues": ["需要登录"],
+    "success_check": {"text": "你好"}, "success_criteria": "消息已发送", "potential_issues": ["需要登录"],
 }
+CHECK = {"app": "com.tencent.mm"}
 
 
 def test_good_plan_parses_with_defaults():
     plan = parse_plan(GOOD)
     assert [s.action for s in plan.steps] == [ActionName.TAP, ActionName.INPUT_TEXT, ActionName.TAP]
     assert plan.steps[1].target_type is TargetType.DYNAMIC and plan.steps[1].params == {"text": "你好"}
-    assert plan.steps[0].fallback == {"action": "swipe", "params": {"direction": "left"}}
+    fallback = plan.steps[0].fallback
+    assert fallback is not None and fallback.action is ActionName.SWIPE and fallback.params == {"direction": "left"}
+    assert plan.success_check.text == ("你好",)
     assert (plan.steps[2].timeout, plan.steps[2].retry, plan.steps[2].wait_after) == (3000, 2, 300)
     assert plan.potential_issues == ["需要登录"] and "repairs" not in plan.analysis
 
@@ -51,7 +54,7 @@ def test_good_plan_parses_with_defaults():
     ({"action": "tap", "target_ref": "wechat", "fallback": {"action": "fly"}}, lambda s: s.fallback is None),
 ])
 def test_safe_repairs_are_made_and_listed(step, check):
-    plan = parse_plan({"steps": [step]}, screen_size=(1080, 2400))
+    plan = parse_plan({"steps": [step], "success_check": CHECK}, screen_size=(1080, 2400))
     assert check(plan.steps[0])
     assert plan.analysis["repairs"]
 
@@ -61,9 +64,9 @@ def test_safe_repairs_are_made_and_listed(step, check):
     ({"action": "tap"}, "tap needs a target_ref"),
     ({"action": "input_text"}, "input_text needs params.text"),
     ({"action": "swipe"}, "swipe needs params.direction"),
-    ({"action": "swipe", "params": {"direction": "sideways"}}, "swipe needs params.direction"),
+    ({"action": "swipe", "params": {"direction": "sideways"}}, "swipe direction must be one of up, down, left"),
     ({"action": "tap", "target_ref": "text:x", "wait_after": -100}, "wait_after -100 is outside"),
-    ({"action": "tap", "target_ref": "text:x", "wait_before": "soon"}, "wait_before must be a number"),
+    ({"action": "tap", "target_ref": "text:x", "wait_before": "soon"}, "wait_before must be a finite number"),
     ({"action": "tap", "target_ref": "xy:5000,100"}, "outside the screen"),
     ({"action": "tap", "target_ref": "xy:abc"}, "must be 'xy:X,Y'"),
     ({"action": "tap", "target_ref": "text:"}, "names nothing"),
@@ -73,13 +76,13 @@ def test_safe_repairs_are_made_and_listed(step, check):
 ])
 def test_unusable_steps_are_rejected_with_a_message(step, problem):
     with pytest.raises(PlanError) as err:
-        parse_plan({"steps": [{"action": "go_home"}, step]}, screen_size=(1080, 2400))
+        parse_plan({"steps": [{"action": "go_home"}, step], "success_check": CHECK}, screen_size=(1080, 2400))
     assert problem in str(err.value) and str(err.value).count("step 2") == 1
 
 
 def test_all_problems_are_listed_at_once():
     with pytest.raises(PlanError) as err:
-        parse_plan({"steps": [{"action": "fly"}, {"action": "input_text"}]})
+        parse_plan({"steps": [{"action": "fly"}, {"action": "input_text"}], "success_check": CHECK})
     assert len(err.value.problems) == 2
 
 

@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw
 
 from remote.ai.verifier import Verifier
 from remote.core.plan import blockers as rules
-from remote.records import BlockerType, StepOutcome, SuggestionAction
+from remote.core.records import BlockerType, StepOutcome, SuggestionAction
 from remote.sim.model_server import Fault
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ai"

@@ -13,7 +13,7 @@ from remote.ai.vision_agent import VisionAgent, list_learned, snap_to_candidate
 from remote.config import PRESETS, get_preset_config
 from remote.core import coords
 from remote.core.locate.assets import AssetsManager
-from remote.records import UIElement
+from remote.core.records import UIElement
 from remote.sim.model_server import Fault
 
 SCREEN = (1080, 2400)

@@ -10,7 +10,8 @@ from PIL import Image
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
 from remote.core.locate.hybrid_locator import HybridLocator, LocateStrategy, parse_target
-from remote.records import LocateResult, UIElement
+from remote.core.locate.screen import Screen
+from remote.core.records import LocateResult, UIElement
 from tests.support.images import icon as _icon
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"
@@ -108,18 +109,24 @@ def test_text_id_desc_through_tree(assets):
 
 
 def test_tree_is_fetched_from_device_only_when_needed(assets):
+    scr = _screen((_icon(1), (100, 300)))
+
     class Dev:
         dumps = 0
+
+        def screenshot(self):
+            return scr
 
         def dump_hierarchy(self):
             Dev.dumps += 1
             return XML
 
-    loc = HybridLocator(adb=Dev(), assets=assets)
-    scr = _screen((_icon(1), (100, 300)))
-    assert loc.locate("wechat", scr).success and Dev.dumps == 0
-    assert loc.locate("text:张三", scr).success and Dev.dumps == 1
-    assert loc.locate("id:name", scr).success and Dev.dumps == 1   # parsed tree reused for this screenshot
+    loc = HybridLocator(Dev(), assets=assets)
+    assert loc.locate("wechat").success and Dev.dumps == 0          # an image target: no dump taken
+    assert loc.locate("text:张三").success and Dev.dumps == 1       # a tree target: the dump taken with it
+    screen = Screen(scr, XML)
+    assert loc.locate("text:张三", screen).success and loc.locate("id:name", screen).success
+    assert screen.tree() is screen.tree() and Dev.dumps == 1        # a given screen's tree, parsed once
 
 
 def test_duplicates_give_candidates_not_reliable(assets):

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from remote.config import LLMConfig
-from remote.records import TaskStatus
+from remote.core.records import TaskStatus
 from tests.support.model_fixtures import SECRET_KEY
 
 
-def plan(*steps: dict, analysis: str = "test plan") -> dict:
+def plan(*steps: dict, analysis: str = "test plan", check: dict | None = None) -> dict:
     return {"analysis": {"current_screen": analysis}, "steps": [{"step": i, **s} for i, s in enumerate(steps, 1)],
-            "success_criteria": "done", "potential_issues": []}
+            "success_check": check or {}, "success_criteria": "done", "potential_issues": []}
 
 
 SEND_TO_WANGWU = plan(
@@ -26,7 +26,8 @@ SEND_TO_WANGWU = plan(
     {"action": "tap", "target_ref": "text:王五"},
     {"action": "input_text", "target_ref": "editable:", "params": {"text": "收到了"}},
     {"action": "tap", "target_ref": "send_button"},
-    {"action": "go_home"},
+    {"action": "wait", "params": {"ms": 100}},
+    check={"text": "收到了"},
 )
 
 
@@ -42,7 +43,8 @@ def record(result) -> dict:
 
 def test_a_task_no_template_covers_is_planned_by_the_model(make_runner, sim_phone, model_server, model):
     model_server.script("plan", plan({"action": "launch_app", "params": {"package": "com.android.settings"}},
-                                     {"action": "tap", "target_ref": "text:显示"}))
+                                     {"action": "tap", "target_ref": "text:显示"},
+                                     check={"app": "com.android.settings"}))
     result = make_runner(model).run("看看屏幕亮度在哪里调")
     assert result.status is TaskStatus.SUCCESS, result.error_message
     assert result.plan.source == "model" and result.module == "system"
@@ -66,7 +68,8 @@ def test_a_failing_step_triggers_a_replan(make_runner, sim_phone, model_server, 
     model_server.script("plan",
                         plan({"action": "launch_app", "params": {"package": "com.android.settings"}},
                              {"action": "tap", "target_ref": "text:蓝牙和设备"}),
-                        plan({"action": "tap", "target_ref": "text:蓝牙", "params": {"toggle": "on"}}))
+                        plan({"action": "tap", "target_ref": "text:蓝牙", "params": {"toggle": "on"}},
+                             check={"toggle": {"target": "text:蓝牙", "state": "on"}}))
     # tree and OCR miss "蓝牙和设备"; the last tier asks the vision model, which does not see it either
     model_server.script("locate", {"found": False, "reason": "没有这一项", "suggestion": "换个入口"})
     result = make_runner(model).run("我想用蓝牙耳机")
@@ -109,7 +112,8 @@ def test_an_unusable_model_reply_is_a_recorded_failure(make_runner, model_server
 def test_ambiguous_targets_are_chosen_by_the_model_never_guessed(make_runner, sim_phone, model_server, model):
     # Two identical "昨天" labels in the chat list compete: the model picks one by number (set-of-mark).
     model_server.script("plan", plan({"action": "launch_app", "params": {"package": "com.tencent.mm"}},
-                                     {"action": "tap", "target_ref": "text:昨天", "description": "李四那一行的时间"}))
+                                     {"action": "tap", "target_ref": "text:昨天", "description": "李四那一行的时间"},
+                                     check={"app": "com.tencent.mm"}))
     model_server.script("locate", {"found": True, "mark": 2, "confidence": 0.9, "reason": "second row"})
     result = make_runner(model).run("点开第二个昨天")
     step = result.step_results[1]
@@ -140,7 +144,8 @@ def test_without_a_model_ambiguous_targets_are_not_tapped(make_runner, sim_phone
 
 def test_take_over_pauses_for_the_person_and_resumes(make_runner, sim_phone, model_server, model):
     login = plan({"action": "take_over", "description": "请在手机上完成登录"},
-                 {"action": "launch_app", "params": {"package": "com.android.settings"}})
+                 {"action": "launch_app", "params": {"package": "com.android.settings"}},
+                 check={"app": "com.android.settings"})
     model_server.script("plan", login, login)
     asked: list[str] = []
     result = make_runner(model, take_over=lambda msg: asked.append(msg) or True).run("登录后打开设置")
@@ -161,7 +166,8 @@ def test_the_api_key_never_reaches_the_record_or_logs(make_runner, model_server,
 
 def test_a_dynamic_target_is_located_by_the_vision_model(make_runner, sim_phone, model_server, model):
     model_server.script("plan", plan({"action": "launch_app", "params": {"package": "com.tencent.mm"}},
-                                     {"action": "tap", "target_ref": "dynamic:右上角的放大镜图标"}))
+                                     {"action": "tap", "target_ref": "dynamic:右上角的放大镜图标"},
+                                     check={"app": "com.tencent.mm"}))
     # the search icon is at [804, 78, 936, 210] on 1080x2400: on the 0-1000 scale of the image sent
     model_server.script("locate", {"found": True, "xmin": 745, "ymin": 33, "xmax": 866, "ymax": 87,
                                    "confidence": 0.9})
@@ -181,8 +187,7 @@ def test_what_the_model_finds_for_a_reference_is_learned_and_the_next_run_is_fre
     from PIL import Image
 
     from remote.apps import ModuleRegistry
-    from remote.runner.task_runner import RunOptions, TaskRunner
-    from tests.support.runner_fixtures import no_sleep
+    from tests.support.runner_fixtures import runner_for
     from tests.test_apps import write_module
 
     folder = write_module(tmp_path / "mods", "m", "name: m\n", """\
@@ -200,9 +205,9 @@ def test_what_the_model_finds_for_a_reference_is_learned_and_the_next_run_is_fre
     (folder / "images" / "aliases.yaml").write_text("放大镜: search_icon\n", encoding="utf-8")
     model_server.script("locate", {"found": True, "xmin": 745, "ymin": 33, "xmax": 866, "ymax": 87, "confidence": 0.9})
 
-    def runner() -> TaskRunner:
-        return TaskRunner(fast_adb, model, assets_dir=tmp_path / "assets", registry=ModuleRegistry([tmp_path / "mods"]),
-                          options=RunOptions(runs_dir=str(tmp_path / "runs")), sleep=no_sleep)
+    def runner():
+        return runner_for(fast_adb, tmp_path, model, assets_dir=tmp_path / "assets",
+                          registry=ModuleRegistry([tmp_path / "mods"]))
 
     first = runner().run("点放大镜")
     assert first.status is TaskStatus.SUCCESS, first.error_message

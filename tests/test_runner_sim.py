@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from remote.records import StepStatus, TaskStatus
+from remote.apps import APPS_DIR, ModuleRegistry
+from remote.core.records import StepStatus, TaskStatus
+from remote.runner.protocols import QuietListener
 
 RESOLUTIONS = ["720x1600", "1080x2400", "1440x3200"]
 
@@ -114,18 +116,41 @@ def test_unknown_task_without_a_model_says_what_to_configure(make_runner):
     assert (Path(result.record_dir) / "run.json").is_file()
 
 
-def test_dry_run_locates_but_never_touches_the_phone(make_runner, sim_phone):
+def test_dry_run_locates_but_never_touches_the_phone(make_runner, sim_phone, tmp_path):
+    from tests.test_apps import write_module
+
+    write_module(tmp_path / "mods", "icons", "name: icons\nkeywords: [图标]\n", """\
+        tasks:
+          - name: tap_icon
+            patterns: [点微信图标]
+            steps:
+              - {action: tap, target_ref: wechat}
+              - {action: tap, target_ref: "desc:搜索"}
+            success_check: {app: com.tencent.mm}
+        """)
     before = len(sim_phone.snapshot()["commands"])
-    result = make_runner(dry_run=True).run("打开微信")
-    assert result.status is TaskStatus.SUCCESS
-    tap_step = result.step_results[1]
+    runner = make_runner(dry_run=True)
+    runner.registry = ModuleRegistry([tmp_path / "mods", APPS_DIR])
+    result = runner.run("点微信图标")
+    assert result.status is TaskStatus.SUCCESS and result.exit_code == 0
+    tap_step, later = result.step_results
     assert tap_step.locate_result.success and tap_step.locate_result.method_used == "template"
+    assert later.status is StepStatus.NOT_CHECKED and "needs the screen after step 1" in later.notes[0]
     new = sim_phone.snapshot()["commands"][before:]
     assert not [c for c in new if c.startswith(("input", "am ", "monkey", "ime set"))]
     assert sim_phone.snapshot()["foreground"]["screen"] == "launcher"
 
 
-class StopAfter:
+def test_dry_run_of_the_readme_example_is_valid_and_says_what_it_could_not_check(make_runner, sim_phone):
+    result = make_runner(dry_run=True).run("给张三发微信消息说你好")
+    assert result.status is TaskStatus.SUCCESS and result.exit_code == 0
+    first, *rest = result.step_results
+    assert first.status is StepStatus.SUCCESS and "com.tencent.mm is installed" in first.notes
+    assert rest and all(sr.status is StepStatus.NOT_CHECKED for sr in rest)
+    assert sim_phone.snapshot()["foreground"]["screen"] == "launcher"
+
+
+class StopAfter(QuietListener):
     """A listener that presses Ctrl-C (sets the runner's stop flag) after N steps."""
 
     def __init__(self, runner_ref: list, n: int) -> None:
@@ -133,7 +158,7 @@ class StopAfter:
 
     def on_step_end(self, sr) -> None:
         if sr.step.step == self.n:
-            self.ref[0]._stop.set()
+            self.ref[0].clock.stop.set()
 
 
 def test_ctrl_c_stops_between_actions_and_writes_the_record(make_runner, sim_phone):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from remote.records import TaskStatus
+from remote.core.records import TaskStatus
 from remote.sim.versions import RANDOM, WECHAT_VERSIONS
 from tests.test_runner_sim import RESOLUTIONS, TEMPLATE_TASKS
 

@@ -118,13 +118,14 @@ def test_a_switch_is_named_by_its_row_not_by_its_on_off_text():
     assert located.element.bbox == (0, 300, 1080, 500)        # the row is what a tap toggles
 
 
-def test_a_label_that_only_contains_the_query_scores_lower():
+def test_a_label_that_only_contains_the_query_is_a_candidate_not_a_tap():
     xml = dump(node("android.widget.LinearLayout", "[0,300][1080,500]", clickable=True, children=(
         node("android.widget.TextView", "[200,330][600,390]", text="开启WLAN")
         + node("android.widget.CheckBox", "[900,360][1040,440]", checkable=True))))
-    located = locate("role:toggle:WLAN", xml)
-    assert located.success and located.element.metadata["match"] == "contains"
-    assert located.element.confidence < 0.95
+    partial = locate("role:toggle:WLAN", xml)
+    assert not partial.success and "nothing shows exactly that" in partial.error and "开启WLAN" in partial.error
+    exact = locate("role:toggle:开启WLAN", xml)
+    assert exact.success and exact.element.bbox == (0, 300, 1080, 500)
 
 
 def test_a_role_without_a_class_finds_nothing():

@@ -1,6 +1,6 @@
 """A task's budget of model calls and tokens, enforced before every call (raises `BudgetExceeded`).
 
-``BudgetedModel`` wraps any :class:`~remote.protocols.ChatModel`; the planner,
+``BudgetedModel`` wraps any :class:`~remote.ai.protocols.ChatModel`; the planner,
 vision agent and verifier all talk through it, so corrective re-asks count too.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 from PIL import Image
 
 from remote.ai.llm import ask_json
+from remote.ai.protocols import ChatModel
+from remote.core.records import ModelUsage
 from remote.errors import BudgetExceeded
-from remote.protocols import ChatModel
-from remote.records import ModelUsage
 
 
 class BudgetedModel:

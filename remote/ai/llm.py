@@ -1,6 +1,6 @@
 """One client for any OpenAI-compatible chat-completions endpoint.
 
-`LLMClient` implements the :class:`remote.protocols.ChatModel` seam over the
+`LLMClient` implements the :class:`remote.ai.protocols.ChatModel` seam over the
 official ``openai`` SDK. It is the one place where the SDK's errors become ours
 (``raise ModelError(...) from exc``), where retries happen (tenacity; the SDK's
 own retries are off), where images are downscaled and encoded, and where usage
@@ -35,10 +35,10 @@ from PIL import Image
 from remote.ai import images as imaging
 from remote.ai.jsonparse import Expect, check_expected, parse_json_reply
 from remote.ai.prompting import render
+from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig, mask_secret
+from remote.core.records import ModelUsage
 from remote.errors import ModelError, ModelNotConfigured
-from remote.protocols import ChatModel
-from remote.records import ModelUsage
 
 logger = logging.getLogger(__name__)
 

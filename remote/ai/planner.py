@@ -20,10 +20,10 @@ from PIL import Image
 
 from remote.ai.llm import UsesModel, ask_json
 from remote.ai.prompting import render
+from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig
 from remote.core.plan.schema import parse_plan
-from remote.protocols import ChatModel
-from remote.records import ActionName, ModelUsage, StepPlan, TaskPlan
+from remote.core.records import ActionName, ModelUsage, StepPlan, TaskPlan
 
 logger = logging.getLogger(__name__)
 

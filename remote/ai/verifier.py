@@ -22,11 +22,10 @@ from PIL import Image
 
 from remote.ai.llm import LLMClient, ask_json
 from remote.ai.prompting import render
+from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig
 from remote.core.plan import blockers as rules
-from remote.errors import ModelError
-from remote.protocols import ChatModel
-from remote.records import (
+from remote.core.records import (
     Blocker,
     BlockerType,
     DismissSuggestion,
@@ -35,6 +34,7 @@ from remote.records import (
     SuggestionAction,
     VerifyResult,
 )
+from remote.errors import ModelError
 
 logger = logging.getLogger(__name__)
 

@@ -31,11 +31,11 @@ from PIL import Image
 from remote.ai import images as imaging
 from remote.ai.llm import UsesModel, ask_json
 from remote.ai.prompting import render
+from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig
 from remote.core import coords
+from remote.core.records import LocateResult, ModelUsage, UIElement
 from remote.errors import ModelError
-from remote.protocols import ChatModel
-from remote.records import LocateResult, ModelUsage, UIElement
 
 logger = logging.getLogger(__name__)
 

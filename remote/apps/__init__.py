@@ -5,45 +5,70 @@ design card's weights: a task template that fits the whole task 0.5, a keyword
 of the module in the task 0.4, the module's package name in the task 0.1. The
 highest score wins; when nothing scores, the default module (``system``) takes
 the task, and its planner falls back to the model.
+
+A module with problems in its YAML is reported (each problem once, with file and
+line) and left out of routing; only a task that would have gone to it fails,
+with those problems as the reason.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from remote.apps.base import AppHandler, AppModule, DefaultHandler, TaskTemplate, load_module
+from remote.apps.base import (
+    MAX_TASK_CHARS,
+    AppHandler,
+    AppModule,
+    DefaultHandler,
+    TaskTemplate,
+    load_module,
+    normalize_task,
+    read_module,
+)
+from remote.apps.schema import Problem
+from remote.core.yamlfile import load_yaml
 from remote.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
 APPS_DIR = Path(__file__).resolve().parent
 WEIGHT_TEMPLATE, WEIGHT_KEYWORD, WEIGHT_PACKAGE = 0.5, 0.4, 0.1
+_PACKAGE = re.compile(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+")
 
-__all__ = ["AppHandler", "AppModule", "DefaultHandler", "ModuleRegistry", "TaskTemplate", "load_module"]
+__all__ = ["AppHandler", "AppModule", "DefaultHandler", "ModuleRegistry", "Problem", "TaskTemplate", "load_module"]
 
 
 class ModuleRegistry:
     """Discovers ``apps/*/config.yaml`` (the shipped ones and any extra folders given)."""
 
-    def __init__(self, dirs: Iterable[Path] = (APPS_DIR,), *, strict: bool = True) -> None:
+    def __init__(self, dirs: Iterable[Path] = (APPS_DIR,)) -> None:
         self.modules: dict[str, AppModule] = {}
-        self.problems: list[str] = []
+        self.broken: dict[str, list[Problem]] = {}
+        self.warnings: list[Problem] = []
+        self._broken_keywords: dict[str, tuple[str, ...]] = {}
         self._handlers: dict[str, AppHandler] = {}
         for base in dirs:
             for config in sorted(Path(base).glob("*/config.yaml")):
-                try:
-                    module = load_module(config.parent)
-                except ConfigError as exc:
-                    if strict:
-                        raise
-                    self.problems.append(str(exc))
+                module, problems = read_module(config.parent)
+                if module is None:
+                    self.broken[config.parent.name] = problems
+                    self._broken_keywords[config.parent.name] = _keywords_of(config)
                     continue
+                self.warnings += problems
                 self.modules[module.name] = module
 
+    @property
+    def problems(self) -> list[Problem]:
+        """Every problem of every module, errors first."""
+        return [p for ps in self.broken.values() for p in ps] + self.warnings
+
     def get(self, name: str) -> AppModule:
+        if name in self.broken:
+            raise _broken_error(name, self.broken[name])
         if name not in self.modules:
             raise ConfigError(f"no module named {name!r}", hint=f"modules: {', '.join(sorted(self.modules))}")
         return self.modules[name]
@@ -73,11 +98,17 @@ class ModuleRegistry:
 
     def route(self, task: str) -> tuple[AppModule, float]:
         """The module that should handle ``task`` and its score (0.0 = the default module)."""
+        check_task(task)
         scored = sorted(((self.score(m, task), m) for m in self.modules.values()),
                         key=lambda pair: (pair[0], not pair[1].default), reverse=True)
-        if scored and scored[0][0] > 0:
-            logger.info("routed %r to module %s (score %.2f)", task, scored[0][1].name, scored[0][0])
-            return scored[0][1], scored[0][0]
+        best = scored[0][0] if scored else 0.0
+        lowered = task.lower()
+        for name, keywords in self._broken_keywords.items():
+            if any(k.lower() in lowered for k in keywords) and best <= WEIGHT_KEYWORD:
+                raise _broken_error(name, self.broken[name])
+        if scored and best > 0:
+            logger.info("routed %r to module %s (score %.2f)", task, scored[0][1].name, best)
+            return scored[0][1], best
         default = self.default
         if default is None:
             raise ConfigError("no module can take the task and there is no default module")
@@ -85,6 +116,52 @@ class ModuleRegistry:
 
     def image_dirs(self) -> list[Path]:
         return [m.path for m in self.modules.values()]
+
+    def app_packages(self) -> dict[str, str]:
+        """Names people say for apps -> package: module names and display names, and template slots whose
+        canonical values are packages (``打开{app}`` with ``com.taobao.taobao: [淘宝, Taobao]``)."""
+        out: dict[str, str] = {}
+        for module in self.modules.values():
+            for template in module.templates:
+                for choices in template.slots.values():
+                    out.update({said: pkg for said, pkg in choices.items()
+                                if _PACKAGE.fullmatch(pkg) and said != pkg})
+        for module in self.modules.values():
+            if module.package and not module.default:
+                out.setdefault(module.display_name, module.package)
+                out.setdefault(module.name, module.package)
+        return out
+
+    def app_names(self, package: str) -> list[str]:
+        """What people call ``package`` (for messages): ``["淘宝", "Taobao"]``."""
+        names = [said for module in self.modules.values() for t in module.templates
+                 for choices in t.slots.values() for said, pkg in choices.items() if pkg == package and said != pkg]
+        return list(dict.fromkeys(names))
+
+
+def check_task(task: str) -> None:
+    """A task is one sentence: not empty, not a document (a ConfigError says so before any routing)."""
+    if not normalize_task(task):
+        raise ConfigError("the task is empty", hint='say what to do, e.g. remote run "给张三发微信消息说你好"')
+    if len(task) > MAX_TASK_CHARS:
+        raise ConfigError(f"the task is {len(task)} characters long; at most {MAX_TASK_CHARS}",
+                          hint="say it in one sentence")
+
+
+def _keywords_of(config: Path) -> tuple[str, ...]:
+    """A broken module's keywords, if its config.yaml can be read at all (to know which tasks were its)."""
+    try:
+        data = load_yaml(config)
+    except ConfigError:
+        return ()
+    words = data.get("keywords") if isinstance(data, dict) else None
+    return tuple(str(w) for w in words if isinstance(w, str)) if isinstance(words, list) else ()
+
+
+def _broken_error(name: str, problems: list[Problem]) -> ConfigError:
+    errors = [p for p in problems if not p.warning]
+    listed = "; ".join(str(p) for p in errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
+    return ConfigError(f"module {name!r} cannot be loaded: {listed}", hint="`remote modules check` lists every problem")
 
 
 def _load_handler(module: AppModule) -> AppHandler:

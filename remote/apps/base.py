@@ -2,14 +2,14 @@
 
 A module is a folder ``remote/apps/<name>/`` with::
 
-    config.yaml        name, display_name, package, keywords, home_ref, sensitive, fixed_points, stable_ids
-    tasks.yaml         templates: patterns with named slots + the steps that use them
+    config.yaml        name, display_name, package, keywords, home_ref, sensitive, fixed_points, stable_ids, failures
+    tasks.yaml         templates: patterns with named slots + the steps that use them + success_check
     images/*.png       reference images (NAME.png, NAME_v2.png, ...) and images/aliases.yaml
     prompts/planner.txt  extra planner instructions for this app (optional)
     handler.py         an AppHandler subclass named Handler (optional)
 
-Everything is loaded once into frozen dataclasses and validated at start-up;
-errors name the file and the line.
+Everything is loaded once into frozen dataclasses and validated against one
+schema (``schema.py``); problems name the file and the line, each once.
 """
 
 from __future__ import annotations
@@ -20,14 +20,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from remote.apps.loader import LineDict, line_of, load_yaml
+from remote.apps.schema import (
+    CONFIG_KEYS,
+    TASK_KEYS,
+    Checker,
+    Problem,
+    check_failures,
+    check_slots,
+    check_step_keys,
+    check_success,
+    slots_used,
+)
+from remote.core.plan import sensitivity
+from remote.core.plan.actions import ArgsError
+from remote.core.plan.checks import FailureScreen, parse_success_check
 from remote.core.plan.schema import parse_step
+from remote.core.records import StepPlan, TaskPlan
+from remote.core.yamlfile import line_of, line_of_key, load_yaml
 from remote.errors import ConfigError
-from remote.records import StepPlan, TaskPlan
 
 _SLOT = re.compile(r"\{(\w+)\}")
-# Words that always make a step ask for confirmation, whatever the module says.
-SENSITIVE_WORDS = ("支付", "付款", "转账", "红包", "删除", "卸载", "pay", "transfer", "delete", "uninstall")
+MAX_TASK_CHARS = 500   # a sentence, not a document: routing stays fast whatever the text
 
 
 @dataclass(frozen=True)
@@ -39,11 +52,12 @@ class TaskTemplate:
     success_check: dict[str, Any]
     description: str = ""
     line: int | None = None
+    failures: tuple[dict[str, str], ...] = ()
     _regexes: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
 
     def match(self, task: str) -> dict[str, str] | None:
         """Slot values when the whole task fits one of the patterns, else None."""
-        text = _normalize_task(task)
+        text = normalize_task(task)
         for rx in self._regexes:
             m = rx.fullmatch(text)
             if not m:
@@ -58,32 +72,40 @@ class TaskTemplate:
 
     def _canonical(self, slot: str, value: str) -> str:
         choices = self.slots.get(slot)
-        return _lookup(choices, value) or value if choices else value
+        if not choices:
+            return value
+        return _lookup(choices, value) or value
 
 
 def _lookup(choices: dict[str, str], value: str) -> str | None:
-    key = value.strip().lower().replace(" ", "")
-    for spoken, canonical in choices.items():
-        if spoken.lower().replace(" ", "") == key:
-            return canonical
-    return None
+    if value in choices:
+        return choices[value]
+    lowered = {k.lower(): v for k, v in choices.items()}
+    return lowered.get(value.lower())
 
 
-def _normalize_task(task: str) -> str:
-    return task.strip().strip("。.!！?？ \t")
+def normalize_task(task: str) -> str:
+    """Runs of white space become one space; the ends and closing punctuation are dropped."""
+    return " ".join(task.split()).strip("。.!！?？ ")
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """``给{contact}发消息{message}`` -> a regex with named groups (the last slot takes the rest)."""
+    """``给{contact}发消息{message}`` -> a regex with named groups (the last slot takes the rest).
+
+    Matched against :func:`normalize_task` text, where a space is at most one
+    character: literal characters allow one optional space between them, and no
+    two quantifiers compete for the same run of spaces, so a match costs at most
+    the task's length times the pattern's for each slot.
+    """
     parts = _SLOT.split(pattern)
     rx = ""
     slots = parts[1::2]
     for i, part in enumerate(parts):
         if i % 2 == 0:
-            rx += r"\s*".join(re.escape(ch) for ch in part.replace(" ", ""))
+            rx += " ?".join(re.escape(ch) for ch in part.replace(" ", ""))
         else:
             last = i == len(parts) - 2 and parts[-1] == ""
-            rx += rf"\s*(?P<{part}>.+)\s*" if last else rf"\s*(?P<{part}>.+?)\s*"
+            rx += rf" ?(?P<{part}>.+) ?" if last else rf" ?(?P<{part}>.+?) ?"
     if len(set(slots)) != len(slots):
         raise ValueError(f"slot repeated in pattern {pattern!r}")
     return re.compile(rx, re.IGNORECASE | re.DOTALL)
@@ -112,9 +134,8 @@ class AppModule:
     fixed_points: dict[str, tuple[float, float]] = field(default_factory=dict)
     templates: tuple[TaskTemplate, ...] = ()
     default: bool = False
-    # The app keeps its resource ids across releases (Chrome, AOSP Settings), so ``id:`` targets are safe;
-    # apps that obfuscate them (WeChat) leave it false and `modules check` warns about ``id:`` targets.
     stable_ids: bool = False
+    failures: tuple[dict[str, str], ...] = ()
 
     @property
     def images_dir(self) -> Path:
@@ -126,75 +147,156 @@ class AppModule:
         return p if p.is_file() else None
 
     def is_sensitive(self, step: StepPlan) -> bool:
-        """Declared by the module (or the built-in pay/transfer/delete/uninstall words), not by a model."""
-        if step.sensitive:
-            return True
-        # Typed text is not looked at: a message that mentions 删除 is not a deletion.
-        haystack = " ".join(str(x) for x in (step.target_ref, step.description) if x)
-        words = self.sensitive + SENSITIVE_WORDS
-        return any(w and w.lower() in haystack.lower() for w in words)
+        """Declared by the module's words, or by what the step does (:mod:`remote.core.plan.sensitivity`)."""
+        return step.sensitive or bool(sensitivity.sensitive_reason(step, self.sensitive))
+
+
+def _read(c: Checker) -> Any:
+    try:
+        return load_yaml(c.path)
+    except ConfigError as exc:
+        c.add(exc.line, exc.message, exc.hint)
+        return None
+
+
+def _config(c: Checker) -> dict[str, Any]:
+    cfg = _read(c) if c.path.is_file() else None
+    if cfg is None:
+        if not c.path.is_file():
+            c.add(None, "missing", "every module folder needs a config.yaml (see docs/modules.md)")
+        return {}
+    if not c.mapping(cfg, "config.yaml", 1):
+        return {}
+    c.keys(cfg, CONFIG_KEYS, "config.yaml")
+    for key in ("keywords", "sensitive"):
+        if key in cfg:
+            c.string_list(cfg[key], key, line_of_key(cfg, key))
+    if not isinstance(cfg.get("stable_ids", False), bool):
+        c.add(line_of_key(cfg, "stable_ids"), "stable_ids must be true or false",
+              "true only if the app keeps its resource ids across releases")
+    return cfg
+
+
+def _fixed_points(c: Checker, cfg: dict[str, Any], raw: Any) -> dict[str, tuple[float, float]]:
+    fixed: dict[str, tuple[float, float]] = {}
+    if raw is None:
+        return fixed
+    if not c.mapping(raw, "fixed_points", line_of_key(cfg, "fixed_points")):
+        return fixed
+    for key, point in raw.items():
+        if not (isinstance(point, list | tuple) and len(point) == 2
+                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in point)):
+            c.add(line_of_key(raw, key), f"fixed_points.{key} must be [x, y]")
+            continue
+        fixed[str(key)] = (float(point[0]), float(point[1]))
+    return fixed
 
 
 def load_module(folder: Path) -> AppModule:
-    """Read and validate one module folder (ConfigError with file:line on any problem)."""
-    config_path = folder / "config.yaml"
-    cfg = load_yaml(config_path) or LineDict()
-    if not isinstance(cfg, dict):
-        raise ConfigError("config.yaml must be a mapping", path=str(config_path), line=1)
-    unknown = set(cfg) - {"name", "display_name", "package", "keywords", "home_ref", "sensitive",
-                          "fixed_points", "default", "description", "stable_ids"}
-    if unknown:
-        raise ConfigError(f"unknown keys {sorted(unknown)}", path=str(config_path), line=line_of(cfg, 1))
+    """Read one module folder; a ConfigError lists every problem (file:line) when it is not usable."""
+    module, problems = read_module(folder)
+    if module is None:
+        errors = [p for p in problems if not p.warning]
+        first = errors[0]
+        more = "; ".join(str(p) for p in errors[1:])
+        raise ConfigError(first.message + (f"; also: {more}" if more else ""), path=str(first.path),
+                          line=first.line, hint=first.hint)
+    return module
+
+
+def read_module(folder: Path) -> tuple[AppModule | None, list[Problem]]:
+    """Read and validate one module folder: the module (None when unusable) and every problem found."""
+    conf = Checker(folder / "config.yaml")
+    cfg = _config(conf)
     name = str(cfg.get("name") or folder.name)
-    fixed = {}
-    for key, point in (cfg.get("fixed_points") or {}).items():
-        if not (isinstance(point, list | tuple) and len(point) == 2 and all(isinstance(v, int | float) for v in point)):
-            raise ConfigError(f"fixed_points.{key} must be [x, y]", path=str(config_path), line=line_of(cfg, 1))
-        fixed[str(key)] = (float(point[0]), float(point[1]))
-    if not isinstance(cfg.get("stable_ids", False), bool):
-        raise ConfigError("stable_ids must be true or false", path=str(config_path), line=line_of(cfg, 1))
-    tasks_path = folder / "tasks.yaml"
-    templates = tuple(_load_templates(tasks_path)) if tasks_path.is_file() else ()
+    fixed = _fixed_points(conf, cfg, cfg.get("fixed_points"))
+    failures = tuple(check_failures(conf, cfg.get("failures"), line_of_key(cfg, "failures")))
+    tasks = Checker(folder / "tasks.yaml")
+    templates = tuple(_load_templates(tasks, failures)) if tasks.path.is_file() else ()
+    problems = conf.problems + tasks.problems
+    if any(not p.warning for p in problems):
+        return None, problems
     return AppModule(name=name, path=folder, display_name=str(cfg.get("display_name") or name),
-                     package=str(cfg.get("package") or ""), keywords=tuple(str(k) for k in cfg.get("keywords") or ()),
-                     home_ref=cfg.get("home_ref"), sensitive=tuple(str(s) for s in cfg.get("sensitive") or ()),
+                     package=str(cfg.get("package") or ""),
+                     keywords=tuple(str(k) for k in _as_list(cfg.get("keywords"))),
+                     home_ref=cfg.get("home_ref"), sensitive=tuple(str(s) for s in _as_list(cfg.get("sensitive"))),
                      fixed_points=fixed, templates=templates, default=bool(cfg.get("default")),
-                     stable_ids=bool(cfg.get("stable_ids", False)))
+                     stable_ids=bool(cfg.get("stable_ids")), failures=failures), problems
 
 
-def _load_templates(path: Path) -> list[TaskTemplate]:
-    data = load_yaml(path) or {}
+def _as_list(value: Any) -> list[Any]:
+    return [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
+
+
+def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...]) -> list[TaskTemplate]:
+    data = _read(c)
+    if data is None:
+        return []
     raw_tasks = data.get("tasks") if isinstance(data, dict) else None
     if not isinstance(raw_tasks, list):
-        raise ConfigError("tasks.yaml needs a 'tasks:' list", path=str(path), line=line_of(data, 1))
+        c.add(line_of(data, 1), "tasks.yaml needs a 'tasks:' list")
+        return []
+    c.keys(data, ("tasks",), "tasks.yaml")
     out = []
     for raw in raw_tasks:
-        line = line_of(raw)
-        if not isinstance(raw, dict) or not raw.get("name") or not raw.get("patterns") or not raw.get("steps"):
-            raise ConfigError("each task needs name, patterns and steps", path=str(path), line=line)
-        patterns = [raw["patterns"]] if isinstance(raw["patterns"], str) else list(raw["patterns"])
-        slots = {str(k): _slot_choices(v, path, line) for k, v in (raw.get("slots") or {}).items()}
-        try:
-            regexes = tuple(compile_pattern(p) for p in patterns)
-        except (ValueError, re.error) as exc:
-            raise ConfigError(f"task {raw['name']}: {exc}", path=str(path), line=line) from exc
-        declared = {s for p in patterns for s in _SLOT.findall(p)}
-        for i, step in enumerate(raw["steps"], start=1):
-            problems: list[str] = []
-            parse_step(copy.deepcopy(step), i, problems=problems, repairs=[])
-            used = set(_SLOT.findall(str(step)))
-            if used - declared:
-                problems.append(f"uses undeclared slots {sorted(used - declared)}")
-            if problems:
-                raise ConfigError(f"task {raw['name']}: " + "; ".join(problems), path=str(path),
-                                  line=line_of(step, line))
-        out.append(TaskTemplate(name=str(raw["name"]), patterns=tuple(patterns), steps=tuple(raw["steps"]),
-                                slots=slots, success_check=dict(raw.get("success_check") or {}),
-                                description=str(raw.get("description") or ""), line=line, _regexes=regexes))
+        template = _load_template(c, raw, module_failures)
+        if template is not None:
+            out.append(template)
     return out
 
 
-def _slot_choices(value: Any, path: Path, line: int | None) -> dict[str, str]:
+def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], ...]) -> TaskTemplate | None:
+    line = line_of(raw)
+    if not isinstance(raw, dict) or not raw.get("name") or not raw.get("patterns") or not raw.get("steps"):
+        c.add(line, "each task needs name, patterns and steps")
+        return None
+    name = str(raw["name"])
+    c.keys(raw, TASK_KEYS, f"task {name}", line)
+    before = len(c.problems)
+    patterns = c.string_list(raw["patterns"], f"task {name}: patterns", line)
+    regexes = []
+    for p in patterns:
+        try:
+            regexes.append(compile_pattern(p))
+        except (ValueError, re.error) as exc:
+            c.add(line, f"task {name}: {exc}")
+    slots: dict[str, dict[str, str]] = {}
+    if isinstance(raw.get("slots"), dict):
+        for k, v in raw["slots"].items():
+            choices = _slot_choices(v)
+            if choices is None:
+                c.add(line_of_key(raw["slots"], k) or line, f"task {name}: slots.{k} must be a list or a mapping "
+                      "canonical -> [spoken words]")
+            else:
+                slots[str(k)] = choices
+    if not isinstance(raw["steps"], list):
+        c.add(line, f"task {name}: steps must be a list")
+        return None
+    for i, step in enumerate(raw["steps"], start=1):
+        where = f"task {name} step {i}"
+        check_step_keys(c, step, where, line_of(step, line))
+        problems: list[str] = []
+        parse_step(copy.deepcopy(step), i, source="template", problems=problems, repairs=[])
+        for problem in problems:
+            c.add(line_of(step, line), f"task {name}: {problem}")
+    check_success(c, raw.get("success_check"), name, line_of_key(raw, "success_check") or line)
+    failures = tuple(check_failures(c, raw.get("failures"), line_of_key(raw, "failures") or line))
+    # The module's failure screens apply to the templates that declare every slot they mention.
+    module_failures = tuple(f for f in module_failures if slots_used(f) <= _declared(patterns))
+    check_slots(c, raw, name, line, slots_used(list(module_failures)))
+    if len(c.problems) > before and any(not p.warning for p in c.problems[before:]):
+        return None
+    return TaskTemplate(name=name, patterns=tuple(patterns), steps=tuple(raw["steps"]), slots=slots,
+                        success_check=dict(raw.get("success_check") or {}),
+                        description=str(raw.get("description") or ""), line=line,
+                        failures=module_failures + failures, _regexes=tuple(regexes))
+
+
+def _declared(patterns: list[str]) -> set[str]:
+    return {s for p in patterns for s in _SLOT.findall(p)}
+
+
+def _slot_choices(value: Any) -> dict[str, str] | None:
     if isinstance(value, list):
         return {str(v): str(v) for v in value}
     if isinstance(value, dict):
@@ -204,8 +306,7 @@ def _slot_choices(value: Any, path: Path, line: int | None) -> dict[str, str]:
                 out[str(word)] = str(canonical)
             out[str(canonical)] = str(canonical)
         return out
-    raise ConfigError("slot choices must be a list or a mapping canonical -> [spoken words]", path=str(path),
-                      line=line)
+    return None
 
 
 class AppHandler:
@@ -236,16 +337,26 @@ class DefaultHandler(AppHandler):
 
 def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str]) -> TaskPlan:
     steps = []
+    where = str(module.path / "tasks.yaml")
     for i, raw in enumerate(template.steps, start=1):
         problems: list[str] = []
-        unfilled = parse_step(copy.deepcopy(dict(raw)), i, problems=problems, repairs=[])
-        step = parse_step(fill_slots(copy.deepcopy(dict(raw)), slots), i, problems=problems, repairs=[])
-        if step is None or unfilled is None or problems:  # validated at load time
-            raise ConfigError(f"task {template.name}: " + "; ".join(problems), path=str(module.path / "tasks.yaml"),
-                              line=line_of(raw))
-        # Sensitivity is decided on the module's own words, not on what the user's slots contain.
-        step.sensitive = bool(raw.get("sensitive")) or module.is_sensitive(unfilled)
+        unfilled = parse_step(copy.deepcopy(dict(raw)), i, source="template", problems=problems, repairs=[])
+        step = parse_step(fill_slots(copy.deepcopy(dict(raw)), slots), i, source="template", problems=problems,
+                          repairs=[])
+        if step is None or unfilled is None or problems:  # a slot's value made a bad step (a number, a URL)
+            raise ConfigError(f"task {template.name}: " + "; ".join(problems), path=where, line=line_of(raw))
+        # Sensitivity is decided on the module's own words and on what the filled step does (a call, a
+        # deep link), never on the words of the user's slots (a message that mentions 删除 deletes nothing).
+        reason = ("declared sensitive" if raw.get("sensitive") else "") or \
+            sensitivity.sensitive_reason(unfilled, module.sensitive) or sensitivity.by_action(step)
+        step.sensitive, step.sensitive_reason = bool(reason), reason
         steps.append(step)
-    return TaskPlan(analysis={"template": template.name, "slots": slots}, steps=steps,
-                    success_criteria=template.description, source="template", module=module.name,
-                    success_check=fill_slots(dict(template.success_check), slots))
+    try:
+        check = parse_success_check(fill_slots(dict(template.success_check), slots))
+    except ArgsError as exc:
+        raise ConfigError(f"task {template.name}: " + "; ".join(exc.problems), path=where,
+                          line=template.line) from exc
+    failures = tuple(FailureScreen(says=fill_slots(f["says"], slots), text=fill_slots(f.get("text"), slots),
+                                   target=fill_slots(f.get("target"), slots)) for f in template.failures)
+    return TaskPlan(analysis={"template": template.name, "slots": slots, "description": template.description},
+                    steps=steps, source="template", module=module.name, success_check=check, failures=failures)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from remote.core.device.adb_controller import ADBController
 
 
 @contextlib.contextmanager
-def open_device(args: Any, settings: Settings | None = None) -> Iterator[tuple[ADBController, Any]]:
+def open_device(args: argparse.Namespace, settings: Settings | None = None) -> Iterator[tuple[ADBController, Any]]:
     """Yield ``(controller, sim_phone_or_None)``; the controller is closed (IME restored) afterwards.
 
     ``--device sim`` starts the simulated phone in-process on a free loopback port.

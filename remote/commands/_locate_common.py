@@ -1,68 +1,63 @@
-"""Shared by ``locate`` and ``match``: loading input files, printing and annotating a result."""
+"""Shared by the offline commands (locate, match, verify, flow, plan): input files, printing a result."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from PIL import Image
 
+from remote.core.imagefile import open_image
+from remote.core.locate.hybrid_locator import describe_visibility
 from remote.core.record.report import annotate
-from remote.errors import ConfigError
-from remote.records import LocateResult
+from remote.core.records import LocateFailure, LocateResult
+from remote.errors import BadInput, ExitCode
 
-EXIT_FOUND, EXIT_NOT_FOUND, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class BadInput(ConfigError):
-    """A file named on the command line is missing or unreadable (exit status 2)."""
+MAX_TEXT_BYTES = 20_000_000   # a UI dump is 20-500 kB
 
 
 def load_image(path: str, what: str) -> Image.Image:
-    p = Path(path)
-    if not p.is_file():
-        raise BadInput(f"{what} not found: {path}")
-    try:
-        with Image.open(p) as im:
-            return im.convert("RGB")
-    except OSError as exc:
-        raise BadInput(f"{what} is not an image: {path} ({exc})") from exc
+    return open_image(path, what)
 
 
 def load_text(path: str, what: str) -> str:
     p = Path(path)
     if not p.is_file():
         raise BadInput(f"{what} not found: {path}")
+    if p.stat().st_size > MAX_TEXT_BYTES:
+        raise BadInput(f"{what} {p.name} is larger than {MAX_TEXT_BYTES // 1_000_000} MB")
     return p.read_text(encoding="utf-8", errors="replace")
 
 
 def report(result: LocateResult, *, as_json: bool, annotate: str | None, screenshot: Image.Image) -> int:
+    """Print a locate result; exit 0 when found reliably, 1 when not found or ambiguous."""
+    found = result.success and result.reliable and result.element is not None
     if as_json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
     elif result.success and result.element is not None:
         el = result.element
         print(f"found by {result.method_used}: box {list(el.bbox)} center {list(el.center)} "
-              f"confidence {el.confidence:.3f} in {result.elapsed_ms:.1f} ms"
-              + ("" if result.reliable else f" (NOT reliable: {len(result.candidates)} candidates)"))
+              f"confidence {el.confidence:.3f} in {result.elapsed_ms:.1f} ms")
+        if not result.reliable:
+            print(f"AMBIGUOUS: {len(result.candidates)} places match nearly as well; a run would not tap a guess")
         for c in result.candidates[1:]:
             print(f"  candidate: box {list(c.bbox)} center {list(c.center)} confidence {c.confidence:.3f}")
     else:
-        print(f"not found ({result.elapsed_ms:.1f} ms, tiers {', '.join(result.tiers_tried)}): {result.error}")
+        why = result.error
+        if result.failure is LocateFailure.NOT_INTERACTABLE and result.element is not None:
+            why = f"found at {list(result.element.bbox)}, but {describe_visibility(result.element.visible_region)}"
+        print(f"not found ({result.elapsed_ms:.1f} ms, tiers {', '.join(result.tiers_tried) or '-'}): {why}")
+        for c in result.candidates[:3]:
+            print(f"  near: box {list(c.bbox)} {c.description[:40]!r} confidence {c.confidence:.3f}")
     if annotate:
         draw_result(screenshot, result).save(annotate)
         if not as_json:
             print(f"annotated copy: {annotate}")
-    return EXIT_FOUND if result.success else EXIT_NOT_FOUND
+    return ExitCode.OK if found else ExitCode.FAILED
 
 
 def draw_result(screenshot: Image.Image, result: LocateResult) -> Image.Image:
-    """The box, competing candidates and tap point, drawn as in run reports."""
+    """The box (green), competing candidates and the tap point, drawn as in run reports."""
     el = result.element
     return annotate(screenshot, el.bbox if el else None, el.center if el else None,
                     [c.bbox for c in result.candidates[1:]])
-
-
-def bad_input(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return EXIT_BAD_INPUT

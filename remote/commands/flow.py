@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
 import json
-from typing import Any
 
 from remote.apps import ModuleRegistry
 from remote.commands._locate_common import load_image, load_text
@@ -14,7 +14,7 @@ from remote.errors import ConfigError
 from remote.runner.offline import module_locator
 
 
-def run(args: Any) -> int:
+def run(args: argparse.Namespace) -> int:
     image = load_image(args.screenshot, "screenshot")
     xml = load_text(args.xml, "UI dump") if args.xml else None
     registry = ModuleRegistry()
@@ -34,7 +34,8 @@ def run(args: Any) -> int:
     for step in plan.steps:
         row = {"step": step.step, "action": step.action.value, "target_ref": step.target_ref, "params": step.params}
         if step.target_ref:
-            res = locator.locate(step.target_ref, screen)
+            res = next((r for r in (locator.locate(t, screen) for t in step.targets) if r.success),
+                       None) or locator.locate(step.target_ref, screen)
             el = res.element
             row.update(found=res.success, tier=res.method_used, reliable=res.reliable,
                        bbox=list(el.bbox) if el else None, center=list(el.center) if el else None,

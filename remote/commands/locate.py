@@ -5,20 +5,18 @@ from __future__ import annotations
 import argparse
 
 from remote.apps import ModuleRegistry
-from remote.commands._locate_common import BadInput, bad_input, load_image, load_text, report
+from remote.commands._locate_common import load_image, load_text, report
+from remote.errors import BadInput
 from remote.runner.offline import module_locator
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        screenshot = load_image(args.screenshot, "screenshot")
-        xml = load_text(args.xml, "UI dump") if args.xml else None
-        ref = load_image(args.ref, "reference image") if args.ref else None
-        registry = ModuleRegistry()
-        if args.module and args.module not in registry.modules:
-            raise BadInput(f"module {args.module!r} not found (modules: {', '.join(sorted(registry.modules))})")
-    except BadInput as exc:
-        return bad_input(str(exc))
+    screenshot = load_image(args.screenshot, "screenshot")
+    xml = load_text(args.xml, "UI dump") if args.xml else None
+    ref = load_image(args.ref, "reference image") if args.ref else None
+    registry = ModuleRegistry()
+    if args.module and args.module not in registry.modules:
+        raise BadInput(f"module {args.module!r} not found (modules: {', '.join(sorted(registry.modules))})")
     # the same device-less locator `flow` and `replay` use: module images and fixed points
     locator = module_locator(registry, args.module, args.strategy)
     if ref is not None:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from remote.commands._locate_common import BadInput, bad_input, load_image, report
+from remote.commands._locate_common import load_image, report
 from remote.core.locate.hybrid_locator import HybridLocator
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        ref = load_image(args.ref, "reference image")
-        screenshot = load_image(args.screenshot, "screenshot")
-    except BadInput as exc:
-        return bad_input(str(exc))
+    ref = load_image(args.ref, "reference image")
+    screenshot = load_image(args.screenshot, "screenshot")
     result = HybridLocator(strategy="opencv_only").locate_image(ref, screenshot)
     return report(result, as_json=args.json, annotate=args.annotate, screenshot=screenshot)

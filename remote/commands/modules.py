@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Any
 
@@ -11,12 +12,13 @@ from remote.core.locate.target_ref import parse_role, parse_target
 
 
 def _targets(template_steps: Any) -> list[tuple[str, int | None]]:
-    """Every target a template's steps name: target_ref, the fallback's target_ref, verify_ref."""
+    """Every target a template's steps name: target_ref (and its alternatives), the fallback's, verify_ref."""
     out = []
     for step in template_steps:
         for ref in (step.get("target_ref"), (step.get("fallback") or {}).get("target_ref"), step.get("verify_ref")):
-            if isinstance(ref, str) and ref:
-                out.append((ref, getattr(step, "line", None)))
+            for one in ref if isinstance(ref, list) else [ref]:
+                if isinstance(one, str) and one:
+                    out.append((one, getattr(step, "line", None)))
     return out
 
 
@@ -25,12 +27,12 @@ def _refs(template_steps: Any) -> list[tuple[str, int | None]]:
     return [(ref, line) for ref, line in _targets(template_steps) if "{" not in ref and parse_target(ref)[0] == "ref"]
 
 
-def warnings(registry: ModuleRegistry) -> list[str]:
-    """Targets that will break on an app update: ``id:`` in a module whose app renames its ids.
+def id_warnings(registry: ModuleRegistry) -> list[str]:
+    """Targets that break on an app update: ``id:`` in a module whose app renames its ids.
 
     A module declares ``stable_ids: true`` in config.yaml when its app keeps resource ids
     across releases (Chrome, Settings); elsewhere (WeChat obfuscates and renames them in
-    every release) an ``id:`` target is a warning, with the forms that survive.
+    every release) an ``id:`` target is a warning naming the forms that survive.
     """
     out = []
     for module in registry.modules.values():
@@ -40,18 +42,19 @@ def warnings(registry: ModuleRegistry) -> list[str]:
         for template in module.templates:
             for ref, line in _targets(template.steps):
                 if parse_target(ref)[0] == "id":
-                    out.append(f"{tasks_file}:{line or template.line}: task {template.name}: {ref!r} names a resource "
-                               f"id, which {module.display_name or module.name} may rename in its next release; name "
-                               "it by text:, desc:, role:CLASS:LABEL or editable:, or declare stable_ids: true in "
-                               "config.yaml if the app keeps its ids")
+                    out.append(f"{tasks_file}:{line or template.line}: warning: task {template.name}: {ref!r} names "
+                               f"a resource id, which {module.display_name or module.name} may rename in its next "
+                               "release (name it by text:, desc:, role:CLASS:LABEL or editable:, or declare "
+                               "stable_ids: true in config.yaml if the app keeps its ids)")
         if module.home_ref and parse_target(module.home_ref)[0] == "id":
-            out.append(f"{module.path / 'config.yaml'}: home_ref {module.home_ref!r} names a resource id and the "
-                       "module does not declare stable_ids: true")
+            out.append(f"{module.path / 'config.yaml'}: warning: home_ref {module.home_ref!r} names a resource id "
+                       "and the module does not declare stable_ids: true")
     return out
 
 
 def check(registry: ModuleRegistry) -> list[str]:
-    problems = list(registry.problems)
+    """Every problem of every module, once each, as ``file:line: message (hint)``; warnings say so."""
+    problems = [str(p) for p in registry.problems]
     for module in registry.modules.values():
         assets = AssetsManager(module_dirs=[module.path])
         problems.extend(assets.problems())
@@ -68,7 +71,7 @@ def check(registry: ModuleRegistry) -> list[str]:
                                     "class (role:CLASS:LABEL, e.g. role:Button:发送)")
         if module.home_ref and parse_target(module.home_ref)[0] == "ref" and not assets.has(module.home_ref):
             problems.append(f"{module.path / 'config.yaml'}: home_ref {module.home_ref!r} has no image")
-    return problems
+    return problems + id_warnings(registry)
 
 
 def notes(registry: ModuleRegistry) -> list[str]:
@@ -83,25 +86,28 @@ def notes(registry: ModuleRegistry) -> list[str]:
     return out
 
 
-def run(args: Any) -> int:
-    registry = ModuleRegistry(strict=False)
+def run(args: argparse.Namespace) -> int:
+    registry = ModuleRegistry()
     if args.action == "check":
-        problems, advice, warned = check(registry), notes(registry), warnings(registry)
+        problems, advice = check(registry), notes(registry)
         if args.json:
-            print(json.dumps({"ok": not problems, "problems": problems, "warnings": warned, "notes": advice},
+            errors = [p for p in problems if ": warning: " not in p]
+            print(json.dumps({"ok": not errors, "problems": errors,
+                              "warnings": [p for p in problems if ": warning: " in p], "notes": advice},
                              ensure_ascii=False))
         else:
             for p in problems:
                 print(p)
-            for w in warned:
-                print(f"warning: {w}")
             for note in advice:
                 print(f"note: {note}")
             n = sum(len(m.templates) for m in registry.modules.values())
-            print(f"{len(registry.modules)} modules, {n} task templates: "
-                  + ("all good" if not problems else f"{len(problems)} problem(s)")
-                  + (f", {len(warned)} warning(s)" if warned else ""))
-        return 1 if problems else 0
+            errors = [p for p in problems if ": warning: " not in p]
+            broken = f", {len(registry.broken)} not loadable ({', '.join(sorted(registry.broken))})" \
+                if registry.broken else ""
+            print(f"{len(registry.modules)} modules, {n} task templates{broken}: "
+                  + ("all good" if not problems else f"{len(errors)} problem(s), {len(problems) - len(errors)} "
+                     "warning(s)"))
+        return 1 if any(": warning: " not in p for p in problems) else 0
     if args.action == "learned":
         from remote.ai.vision_agent import list_learned
 
@@ -128,4 +134,6 @@ def run(args: Any) -> int:
             print(f"  {t['name']:20} " + " | ".join(t["patterns"]))
     for p in registry.problems:
         print(f"\nproblem: {p}")
+    if registry.broken:
+        print(f"\nnot loadable: {', '.join(sorted(registry.broken))} (see `remote modules check`)")
     return 0

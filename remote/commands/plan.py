@@ -1,59 +1,49 @@
-"""``python -m remote plan SCREENSHOT "TASK"``: plan a task on a screenshot file with the configured model."""
+"""``python -m remote plan SCREENSHOT "TASK" [--module M]``: plan a task on a screenshot file with the configured
+model, as the runner would (the module's images and aliases, its planner prompt)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
-
+from remote.apps import ModuleRegistry
+from remote.commands._locate_common import load_image, load_text
 from remote.config import LLMConfig
-
-EXIT_OK, EXIT_FAILED, EXIT_ENV = 0, 1, 2
-
-
-def load_screenshot(path: str) -> Image.Image | None:
-    """The image, or None after printing why (the caller exits 2)."""
-    try:
-        with Image.open(Path(path)) as img:
-            return img.convert("RGB")
-    except (OSError, UnidentifiedImageError) as exc:
-        print(f"error: cannot read screenshot {path!r}: {exc}", file=sys.stderr)
-        return None
-
-
-def _module(name: str | None) -> Path | None:
-    if not name:
-        return None
-    folder = Path(__file__).resolve().parent.parent / "apps" / name
-    return folder if folder.is_dir() else None
+from remote.core.locate.assets import AssetsManager
+from remote.errors import BadInput, ExitCode
 
 
 def run(args: argparse.Namespace) -> int:
     from remote.ai.llm import LLMClient
     from remote.ai.planner import Planner
-    from remote.core.locate.assets import AssetsManager
 
     config = LLMConfig.from_env().require()   # ModelNotConfigured -> "error: ..." and exit 2 in cli.py
-    screenshot = load_screenshot(args.screenshot)
-    if screenshot is None:
-        return EXIT_ENV
-    module = _module(args.module)
-    assets = AssetsManager(module_dirs=[module / "images"] if module else ())
+    screenshot = load_image(args.screenshot, "screenshot")
+    xml = load_text(args.xml, "UI dump") if args.xml else None
+    registry = ModuleRegistry()
+    module = None
+    if args.module:
+        if args.module not in registry.modules:
+            raise BadInput(f"module {args.module!r} not found (modules: {', '.join(sorted(registry.modules))})")
+        module = registry.modules[args.module]
+    # The runner's order: the module's images first, then the others' (a plan may cross apps).
+    dirs = [m.path for m in registry.modules.values() if m is not module]
+    assets = AssetsManager(module_dirs=[module.path, *dirs] if module is not None else dirs)
     client = LLMClient(config)
-    plan = Planner(config, client=client, assets=assets).plan(args.task, screenshot, module=module)
+    plan = Planner(config, client=client, assets=assets).plan(args.task, screenshot, module=module, hierarchy=xml)
     if args.json:
         print(json.dumps({"plan": plan.to_dict(), "usage": client.usage.by_purpose}, ensure_ascii=False, indent=1))
-        return EXIT_OK
+        return ExitCode.OK
     print(f"plan for: {args.task}  ({len(plan.steps)} steps, {client.usage.total_tokens} tokens)")
     for step in plan.steps:
-        target = f" {step.target_ref}" if step.target_ref else ""
+        target = f" {' | '.join(step.targets)}" if step.targets else ""
         params = f" {json.dumps(step.params, ensure_ascii=False)}" if step.params else ""
-        print(f"  {step.step}. {step.action.value}{target}{params}  {step.description}")
+        sensitive = f"  [asks first: {step.sensitive_reason}]" if step.sensitive else ""
+        print(f"  {step.step}. {step.action.value}{target}{params}  {step.description}{sensitive}")
+    if plan.success_check:
+        print(f"final check: {plan.success_check.describe()}")
     if plan.success_criteria:
         print(f"success: {plan.success_criteria}")
     for repair in plan.analysis.get("repairs", []):
         print(f"repaired: {repair}")
-    return EXIT_OK
+    return ExitCode.OK

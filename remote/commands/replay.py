@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import asdict
-from typing import Any
 
 from remote.runner.replay import replay_run
 
 
-def run(args: Any) -> int:
+def run(args: argparse.Namespace) -> int:
     decisions = replay_run(args.run_dir)
     changed = [d for d in decisions if d.changed]
     if args.json:

@@ -2,109 +2,145 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
-from remote import errors
 from remote.commands._device import open_device
 from remote.config import LLMConfig
-from remote.records import StepResult, StepStatus, TaskPlan, TaskResult, TaskStatus
-from remote.runner.task_runner import RunOptions, TaskRunner
+from remote.core.records import (
+    LocateStrategy,
+    StepPlan,
+    StepResult,
+    StepStatus,
+    TaskPlan,
+    TaskResult,
+    TaskStatus,
+)
+from remote.runner import Limits, RunOptions, build_runner
+from remote.runner.models import Budget
 
-MARKS = {StepStatus.SUCCESS: "ok", StepStatus.FAILED: "FAILED", StepStatus.SKIPPED: "skipped"}
+MARKS = {StepStatus.SUCCESS: "ok", StepStatus.FAILED: "FAILED", StepStatus.SKIPPED: "skipped",
+         StepStatus.NOT_CHECKED: "not checked"}
+SOURCES = {"template": "task template (free)", "model": "the model", "replan": "replan"}
 
 
 class Progress:
     """Live progress on stderr (stdout stays clean for --json)."""
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.out = stream if stream is not None else sys.stderr  # looked up now: tests swap sys.stderr
         self.total = 0
 
+    def _print(self, text: str, end: str = "\n") -> None:
+        print(text, end=end, file=self.out, flush=True)
+
     def on_plan(self, plan: TaskPlan) -> None:
         self.total = len(plan.steps)
-        src = {"template": "task template (free)", "model": "the model", "replan": "replan"}.get(plan.source, plan.source)
-        print(f"plan: {len(plan.steps)} steps from {src} [{plan.module}]", file=self.out, flush=True)
+        self._print(f"plan: {len(plan.steps)} steps from {SOURCES.get(plan.source, plan.source)} [{plan.module}]")
+        if plan.success_check:
+            self._print(f"  final check: {plan.success_check.describe()}")
 
-    def on_step_start(self, step: Any, total: int) -> None:
+    def on_step_start(self, step: StepPlan, total: int) -> None:
         self.total = max(self.total, total)
-        what = step.target_ref or next((str(step.params[k]) for k in ("package", "url", "key", "direction", "number")
-                                        if k in step.params), "")
-        target = f" {what}" if what else ""
-        text = f" {step.params['text']!r}" if "text" in step.params else ""
-        print(f"  [{step.step}/{self.total}] {step.action.value}{target}{text} ...", end="", file=self.out, flush=True)
+        self._print(f"  [{step.step}/{self.total}] {step.label} ...", end="")
 
     def on_step_end(self, sr: StepResult) -> None:
         loc = sr.locate_result
-        tier = f" via {loc.method_used} ({loc.element.confidence:.2f})" if loc and loc.element else ""
+        tier = f" via {loc.method_used} ({loc.element.confidence:.2f})" if loc and loc.element and loc.success else ""
         extra = f": {sr.error_message}" if sr.error_message else ""
-        print(f" {MARKS.get(sr.status, sr.status.value)}{tier} {sr.elapsed:.2f}s{extra}", file=self.out, flush=True)
-        for note in sr.notes:
-            if note != "abort":
-                print(f"      {note}", file=self.out, flush=True)
+        timing = f" {sr.elapsed:.2f}s" if sr.status is not StepStatus.NOT_CHECKED else ""
+        self._print(f" {MARKS.get(sr.status, sr.status.value)}{tier}{timing}{extra}")
+        phases = {k: v for k, v in sr.timings.items() if v >= 50}
+        notes = list(sr.notes)
+        if phases and sr.elapsed >= 1.0:
+            notes.append("time: " + ", ".join(f"{k} {v / 1000:.2f}s" for k, v in phases.items()))
+        for note in notes:
+            self._print(f"      {note}")
+
+    def on_note(self, message: str) -> None:
+        self._print(f"warning: {message}")
 
     def on_finish(self, result: TaskResult) -> None:
-        pass
+        return None
 
 
-def ask_person(question: str, choices: list[str] | None = None) -> bool | int | None:
-    """Ask on the terminal; without one (CI, pipes) the safe answer is no."""
-    if not sys.stdin.isatty():
-        return None if choices else False
-    print(question, file=sys.stderr)
-    if choices:
-        for i, label in enumerate(choices, 1):
+class TerminalPerson:
+    """Asks on the terminal; without one (CI, pipes) the safe answer is no."""
+
+    def confirm(self, question: str) -> bool:
+        if not sys.stdin.isatty():
+            return False
+        print(question, file=sys.stderr)
+        return input("[y/N] ").strip().lower() in ("y", "yes", "是")
+
+    def choose(self, question: str, options: Sequence[str]) -> int | None:
+        if not sys.stdin.isatty():
+            return None
+        print(question, file=sys.stderr)
+        for i, label in enumerate(options, 1):
             print(f"  {i}. {label}", file=sys.stderr)
         answer = input("number (empty = none): ").strip()
-        return int(answer) - 1 if answer.isdigit() and 0 < int(answer) <= len(choices) else None
-    return input("[y/N] ").strip().lower() in ("y", "yes", "是")
+        return int(answer) - 1 if answer.isdigit() and 0 < int(answer) <= len(options) else None
 
-
-def take_over(message: str) -> bool:
-    if not sys.stdin.isatty():
-        return False
-    print(f"\nplease take over on the phone: {message}\npress Enter when done, or type 'q' to stop", file=sys.stderr)
-    return input().strip().lower() != "q"
+    def take_over(self, message: str) -> bool:
+        if not sys.stdin.isatty():
+            return False
+        print(f"\nplease take over on the phone: {message}\npress Enter when done, or type 'q' to stop",
+              file=sys.stderr)
+        return input().strip().lower() != "q"
 
 
 def summary(result: TaskResult) -> dict[str, Any]:
+    steps = result.step_results
+    final = result.final_check
     return {"status": result.status.value, "task": result.task, "module": result.module,
-            "steps": len(result.step_results),
-            "steps_ok": sum(sr.status is StepStatus.SUCCESS for sr in result.step_results),
+            "steps": len(steps), "steps_ok": sum(sr.status is StepStatus.SUCCESS for sr in steps),
+            "steps_failed": sum(sr.status is StepStatus.FAILED for sr in steps),
+            "steps_not_checked": sum(sr.status is StepStatus.NOT_CHECKED for sr in steps),
+            "failure": result.failure.value if result.failure else None,
+            "final_check": final.to_dict() if final else None,
             "model_calls": result.model_usage.calls, "tokens": result.model_usage.total_tokens,
-            "seconds": round(result.total_time, 2), "error": result.error_message, "record": result.record_dir}
+            "seconds": round(result.total_time, 2), "error": result.error_message, "record": result.record_dir,
+            "exit_code": int(result.exit_code)}
 
 
-def run(args: Any) -> int:
-    llm = LLMConfig.from_env()
-    options = RunOptions(max_model_calls=args.max_model_calls, max_tokens=args.max_tokens, dry_run=args.dry_run,
-                         yes=args.yes, module=args.module, runs_dir=args.runs_dir)
-    with open_device(args) as (adb, sim):
-        runner = TaskRunner(adb, llm, strategy=args.strategy, max_steps=args.max_steps, max_seconds=args.max_seconds,
-                            confirm=ask_person, options=options, take_over=take_over,
-                            listener=None if args.json else Progress(),
-                            device_state=sim.snapshot if sim is not None else None)
-        result = runner.run(args.task)
+def print_summary(result: TaskResult, dry_run: bool) -> None:
     info = summary(result)
+    calls = f"{info['model_calls']} model calls ({info['tokens']} tokens)" if info["model_calls"] else "0 model calls"
+    head = "DRY RUN (plan valid)" if dry_run and result.status is TaskStatus.SUCCESS else result.status.value.upper()
+    print(f"\n{head}: {result.task}")
+    counts = f"{info['steps_ok']}/{info['steps']} steps ok"
+    if info["steps_failed"]:
+        counts += f", {info['steps_failed']} failed"
+    if info["steps_not_checked"]:
+        counts += f", {info['steps_not_checked']} not checked"
+    print(f"  module {info['module'] or '-'}, {counts}, {calls}, {info['seconds']:.1f} s")
+    if result.final_check is not None:
+        verdict = {True: "passed", False: "FAILED", None: "undecided"}[result.final_check.passed]
+        print(f"  final check {verdict}: {result.final_check.summary}")
+    if result.error_message:
+        print(f"  why: {result.error_message}")
+    if result.record_dir:
+        print(f"  record: {Path(result.record_dir) / 'report.html'}")
+
+
+def run(args: argparse.Namespace) -> int:
+    llm = LLMConfig.from_env()
+    limits = Limits(max_steps=args.max_steps, max_seconds=args.max_seconds,
+                    budget=Budget(max_model_calls=args.max_model_calls, max_tokens=args.max_tokens))
+    options = RunOptions(strategy=LocateStrategy(args.strategy), dry_run=args.dry_run, yes=args.yes,
+                         module=args.module, runs_dir=Path(args.runs_dir) if args.runs_dir else None)
+    with open_device(args) as (adb, sim):
+        runner = build_runner(adb, llm=llm, limits=limits, options=options, person=TerminalPerson(),
+                              listener=None if args.json else Progress(),
+                              device_state=sim.snapshot if sim is not None else None)
+        result = runner.run(args.task)
     if args.json:
-        print(json.dumps(info, ensure_ascii=False))
+        print(json.dumps(summary(result), ensure_ascii=False))
     else:
-        calls = f"{info['model_calls']} model calls ({info['tokens']} tokens)" if info["model_calls"] else "0 model calls"
-        print(f"\n{result.status.value.upper()}: {args.task}")
-        print(f"  module {info['module'] or '-'}, {info['steps_ok']}/{info['steps']} steps ok, {calls}, "
-              f"{info['seconds']:.1f} s")
-        if result.error_message:
-            print(f"  why: {result.error_message}")
-        if result.record_dir:
-            print(f"  record: {result.record_dir}/report.html")
-    if result.status is TaskStatus.SUCCESS:
-        return 0
-    return 2 if runner_env_failure(result) else 1
-
-
-def runner_env_failure(result: TaskResult) -> bool:
-    """The environment failed (no model configured, bad config, the phone gone): exit status 2."""
-    kind = getattr(errors, result.error_type, None) if result.error_type else None
-    return (result.status is TaskStatus.FAILED and isinstance(kind, type)
-            and issubclass(kind, errors.ConfigError | errors.DeviceError))
+        print_summary(result, args.dry_run)
+    return int(result.exit_code)

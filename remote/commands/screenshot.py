@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from remote.commands._device import open_device
 
 
-def run(args: Any) -> int:
+def run(args: argparse.Namespace) -> int:
     with open_device(args) as (adb, _sim):
         img = adb.screenshot(allow_uniform=True)
         img.save(args.output)

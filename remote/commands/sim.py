@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from remote.errors import DeviceError
+
+DEFAULT_PORT = 5037
 
 
 def run(args: argparse.Namespace) -> int:
     from remote.sim import serve
     from remote.sim.phone import DEFAULT_SERIAL
 
-    try:
-        server = serve(args.scenario, host=args.host, port=args.port, serial=args.serial or DEFAULT_SERIAL)
-    except OSError as exc:
-        raise DeviceError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
-                          hint="another adb server may be running there; try --port 5038 "
-                               "(or `adb kill-server`)") from exc
+    ports = [args.port] if args.port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + 20))
+    server = None
+    for port in ports:
+        try:
+            server = serve(args.scenario, host=args.host, port=port, serial=args.serial or DEFAULT_SERIAL)
+            break
+        except OSError as exc:
+            if args.port is not None or exc.errno != errno.EADDRINUSE:
+                raise DeviceError(f"cannot listen on {args.host}:{port}: {exc.strerror or exc}",
+                                  hint="another adb server may be running there; try another --port "
+                                       "(or `adb kill-server`)") from exc
+    if server is None:
+        raise DeviceError(f"ports {ports[0]}-{ports[-1]} on {args.host} are all taken", hint="choose one with --port")
+    if server.port != DEFAULT_PORT and args.port is None:
+        print(f"port {DEFAULT_PORT} is taken (a real adb server?): serving on {server.port} instead")
     phone = server.phone
     width, height = phone.size
     scenario = f" (scenario {args.scenario})" if args.scenario else ""

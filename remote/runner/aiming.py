@@ -1,59 +1,69 @@
-"""Aiming: locate a step's target with popups cleared, the step's fallback, ambiguity resolved.
+"""Aiming: locate a step's target with popups cleared, its alternatives and fallback, ambiguity resolved.
 
-A mixin of StepRunner (it uses ``self.env``, ``self.capture`` and ``self.act_blind``):
-these are the moves that make a locate succeed or honestly fail, kept apart from
-the act-and-verify loop.
+The moves that make a locate succeed or honestly fail, kept apart from the
+act-and-verify loop. An ``Aimer`` is handed what it uses (the step tools, and the
+``Actor`` that runs a fallback); it calls nothing back in the step runner.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from typing import Any
 
+from remote.core.locate.screen import Screen
 from remote.core.locate.target_ref import parse_target
-from remote.records import ActionName, Blocker, BlockerType, LocateResult, StepPlan, StepResult
-from remote.runner.live_screen import LiveScreen
+from remote.core.records import (
+    Blocker,
+    BlockerType,
+    LocateFailure,
+    LocateResult,
+    StepPlan,
+    StepResult,
+    UIElement,
+)
+from remote.runner.actions import Actor
+from remote.runner.tools import StepTools
 
 logger = logging.getLogger(__name__)
 FALLBACK_ATTEMPTS = 3
 BLOCKER_DISMISSALS = 3
 LOADING_WAITS = 10
 LOADING_POLL_S = 0.3
+TREE_KINDS = ("text", "id", "desc", "editable", "role", "dynamic")   # dynamic: the label of what the model picks
 
 
-class Aiming:
-    env: Any
+def needs_tree(step: StepPlan) -> bool:
+    """The step's targets are found in the UI tree (so its screen should be dumped with it)."""
+    return any(parse_target(t)[0] in TREE_KINDS for t in step.targets)
 
-    def capture(self) -> LiveScreen:  # provided by StepRunner
-        raise NotImplementedError
 
-    def act_blind(self, step: StepPlan) -> None:  # provided by StepRunner
-        raise NotImplementedError
+class Aimer:
+    def __init__(self, tools: StepTools, actor: Actor) -> None:
+        self.tools = tools
+        self.actor = actor
 
     # ------------------------------------------------------------------ locating
-    def locate(self, step: StepPlan, screen: LiveScreen, sr: StepResult) -> tuple[LocateResult, LiveScreen]:
+    def locate(self, step: StepPlan, screen: Screen, sr: StepResult) -> tuple[LocateResult, Screen]:
         """Locate with blockers dismissed, loading waited out, and the step's fallback (up to 3 times).
 
         A step with a fallback says "it may be on another page": while the UI tree is
         healthy and shows no web content, pages are first searched by the tree alone,
         and the slow tiers (OCR, the model) run only on the last page.
         """
-        quick = bool(step.fallback) and self._tree_is_authoritative(step, screen)
+        quick = step.fallback is not None and self._tree_is_authoritative(step, screen)
         loc = self._locate_once(step, screen, sr, quick=quick)
         if loc.success:
             return loc, screen
-        cleared = self._clear_blockers(screen, sr)
+        cleared = self.clear_blockers(screen, sr)
         if cleared is not screen:
             screen = cleared
             loc = self._locate_once(step, screen, sr, quick=quick)
             if loc.success:
                 return loc, screen
-        if step.fallback:
+        if step.fallback is not None:
             for i in range(FALLBACK_ATTEMPTS):
                 if not self.run_fallback(step.fallback, sr):
                     break
-                screen = self.capture()
+                screen = self.tools.capture.screen(tree=screen.tree_taken)
                 loc = self._locate_once(step, screen, sr, quick=quick)
                 if loc.success:
                     sr.notes.append(f"found after fallback {i + 1}")
@@ -63,97 +73,121 @@ class Aiming:
         return loc, screen
 
     @staticmethod
-    def _tree_is_authoritative(step: StepPlan, screen: LiveScreen) -> bool:
-        if parse_target(step.target_ref or "")[0] not in ("text", "desc"):
+    def _tree_is_authoritative(step: StepPlan, screen: Screen) -> bool:
+        if not step.targets or not all(parse_target(t)[0] in ("text", "desc") for t in step.targets):
             return False
         tree = screen.tree()
         return tree is not None and len(tree.nodes) > 3 and not any("WebView" in n.class_name for n in tree.nodes)
 
-    def _clear_blockers(self, screen: LiveScreen, sr: StepResult) -> LiveScreen:
+    def clear_blockers(self, screen: Screen, sr: StepResult) -> Screen:
         """Dismiss popups / wait out spinners found offline in the tree (no model call)."""
         for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
-            blocker = self.env.verifier.detect_blocker(screen.pil, screen.tree(), use_model=False)
+            if not screen.tree_taken:
+                screen = self.tools.capture.screen(tree=True)
+            blocker = self.tools.checks.detect_blocker(screen.pil, screen.tree(), use_model=False)
             if blocker is None:
                 break
             if blocker.type is BlockerType.LOADING:
-                time.sleep(LOADING_POLL_S)
+                self.tools.clock.sleep(LOADING_POLL_S)
             elif not self.dismiss(blocker, screen, sr):
                 break
-            screen = self.capture()
+            screen = self.tools.capture.screen(tree=True)
         return screen
 
-    def _locate_once(self, step: StepPlan, screen: LiveScreen, sr: StepResult, *, quick: bool = False) -> LocateResult:
-        kind, _ = parse_target(step.target_ref or "")
-        if screen.secure and kind == "ref":
-            return LocateResult(False, error="secure screen: images cannot be matched on a black frame")
-        if quick:
-            loc = self.env.locator.locate_with_fallback(step.target_ref, ["tree"], screen)
-        else:
-            loc = self.env.locator.locate(step.target_ref, screen)
-        if loc.success and not loc.reliable:
-            loc = self._choose(step, screen, loc, sr)
-        learned = loc.element.metadata.get("learned") if loc.success and loc.element else None
+    def _locate_once(self, step: StepPlan, screen: Screen, sr: StepResult, *, quick: bool = False) -> LocateResult:
+        """Each of the step's targets in order; the first found reliably wins, then a resolved look-alike."""
+        first: LocateResult | None = None
+        ambiguous: tuple[str, LocateResult] | None = None
+        for target in step.targets:
+            self.tools.clock.check()
+            if screen.secure and parse_target(target)[0] == "ref":
+                loc = LocateResult(False, error="secure screen: images cannot be matched on a black frame",
+                                   failure=LocateFailure.NOT_FOUND)
+            elif quick:
+                loc = self.tools.locator.locate_with_fallback(target, ["tree"], screen)
+            else:
+                loc = self.tools.locator.locate(target, screen)
+            loc.matched_ref = target
+            if loc.success and loc.reliable:
+                self._note_learned(loc, sr)
+                if target != step.target_ref:
+                    sr.notes.append(f"found by the alternative {target}")
+                return loc
+            if loc.success and ambiguous is None:
+                ambiguous = (target, loc)
+            first = first or loc
+        if ambiguous is not None:
+            return self._choose(step, screen, ambiguous[1], sr)
+        assert first is not None
+        if len(step.targets) > 1:
+            first.error = "; ".join(f"{t}: not found" for t in step.targets) + f" ({first.error})"
+        return first
+
+    @staticmethod
+    def _note_learned(loc: LocateResult, sr: StepResult) -> None:
+        learned = loc.element.metadata.get("learned") if loc.element is not None else None
         if learned:
             sr.notes.append(f"learned a new reference variant: {learned} (review: remote modules learned)")
-        return loc
 
-    def _choose(self, step: StepPlan, screen: LiveScreen, loc: LocateResult, sr: StepResult) -> LocateResult:
+    def _choose(self, step: StepPlan, screen: Screen, loc: LocateResult, sr: StepResult) -> LocateResult:
         """Competing candidates: the model chooses, else the person, else not found. Never a coin toss."""
-        options = [loc.element, *[c for c in loc.candidates if c is not loc.element]]
-        if self.env.vision is not None and not self.env.dry_run:
-            picked = self.env.vision.find_element(screen.pil, step.description or step.target_ref or "",
-                                                  candidates=options)
+        assert loc.element is not None
+        options: list[UIElement] = [loc.element, *[c for c in loc.candidates if c is not loc.element]]
+        vision = self.tools.vision
+        if vision is not None and not self.tools.dry_run:
+            picked = vision.find_element(screen.pil, step.description or loc.matched_ref, candidates=options)
             if picked.success:
                 sr.notes.append("the model chose among competing candidates")
                 picked.method_used = f"{loc.method_used}+vision"
+                picked.matched_ref = loc.matched_ref
                 return picked
-        if self.env.confirm is not None:
-            labels = [f"{c.bbox} ({c.description or c.element_type}, {c.confidence:.2f})" for c in options]
-            choice = self.env.confirm(f"Several places match {step.target_ref}; which one?", labels)
-            if isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(options):
-                sr.notes.append(f"the person chose candidate {choice + 1}")
-                return LocateResult(True, options[choice], loc.method_used + "+person", [], reliable=True)
-        return LocateResult(False, None, loc.method_used, options, reliable=False,
-                            error=f"{step.target_ref} matches {len(options)} places equally well; "
+        labels = [f"{c.bbox} ({c.description or c.element_type}, {c.confidence:.2f})" for c in options]
+        choice = self.tools.person.choose(f"Several places match {loc.matched_ref}; which one?", labels)
+        if choice is not None and 0 <= choice < len(options):
+            sr.notes.append(f"the person chose candidate {choice + 1}")
+            return LocateResult(True, options[choice], loc.method_used + "+person", [], reliable=True,
+                                matched_ref=loc.matched_ref)
+        return LocateResult(False, None, loc.method_used, options, reliable=False, failure=LocateFailure.AMBIGUOUS,
+                            matched_ref=loc.matched_ref,
+                            error=f"{loc.matched_ref} matches {len(options)} places equally well; "
                                   "not tapping a guess (configure a model or run interactively to choose)")
 
-    # ------------------------------------------------------------------ blockers, fallback, toggles
-    def dismiss(self, blocker: Blocker, screen: LiveScreen, sr: StepResult) -> bool:
+    # ------------------------------------------------------------------ blockers, fallback
+    def dismiss(self, blocker: Blocker, screen: Screen, sr: StepResult) -> bool:
         hint = blocker.dismiss_suggestion
-        if hint is None or self.env.dry_run or blocker.type is BlockerType.KEYBOARD and hint.action != "press_key":
+        if hint is None or self.tools.dry_run or blocker.type is BlockerType.KEYBOARD and hint.action != "press_key":
             return False
+        device = self.tools.device
         if hint.action == "press_key":
-            self.env.adb.input_keyevent(hint.keycode or "BACK")
+            device.input_keyevent(hint.keycode or "BACK")
         elif hint.bbox:
             x1, y1, x2, y2 = hint.bbox
-            self.env.adb.tap((x1 + x2) // 2, (y1 + y2) // 2)
+            device.tap((x1 + x2) // 2, (y1 + y2) // 2)
         elif hint.target_ref:
-            found = self.env.locator.locate(hint.target_ref, screen)
-            if not found.success:
+            found = self.tools.locator.locate(hint.target_ref, screen)
+            if not found.success or found.element is None:
                 return False
-            self.env.adb.tap(*found.element.center)
+            device.tap(*found.element.center)
         else:
             return False
-        sr.notes.append(f"dismissed {blocker.type.value}: {hint.description or blocker.description}")
-        self.env.sleep(0.4)
+        description = hint.description or blocker.description
+        sr.notes.append(f"dismissed {blocker.type.value}: {description}")
+        sr.popups.append({"type": blocker.type.value, "description": description})
+        sr.popup_screens.append(screen)
+        self.tools.clock.sleep(0.4)
         return True
 
-    def run_fallback(self, fallback: dict[str, Any], sr: StepResult) -> bool:
-        if self.env.dry_run:
+    def run_fallback(self, fallback: StepPlan, sr: StepResult) -> bool:
+        """Carry out a step's fallback (a tap on another target, or a blind action such as a swipe)."""
+        if self.tools.dry_run:
             return False
-        try:
-            action = ActionName(fallback.get("action"))
-        except ValueError:
-            return False
-        step = StepPlan(step=0, action=action, target_ref=fallback.get("target_ref"),
-                        params=dict(fallback.get("params") or {}))
-        if action in (ActionName.TAP, ActionName.LONG_PRESS) and step.target_ref:
-            found = self.env.locator.locate(step.target_ref, self.capture())
-            if not found.success:
+        if fallback.targets:
+            found = self.tools.locator.locate(fallback.targets[0], self.tools.capture.screen(tree=needs_tree(fallback)))
+            if not found.success or found.element is None:
                 return False
-            self.env.adb.tap(*found.element.center)
+            self.tools.device.tap(*found.element.center)
         else:
-            self.act_blind(step)
-        sr.notes.append(f"fallback: {action.value} {step.target_ref or ''} {step.params or ''}".strip())
-        self.env.sleep(0.5)
+            self.actor.act(fallback)
+        sr.notes.append(f"fallback: {fallback.action.value} {fallback.target_ref or ''} {fallback.params or ''}".strip())
+        self.tools.clock.sleep(0.5)
         return True

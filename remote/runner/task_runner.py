@@ -1,9 +1,10 @@
-"""TaskRunner: route -> plan (template first, model when none fits) -> run each step -> check -> record.
+"""TaskRunner: route -> plan (template first, model when none fits) -> run each step -> final check -> record.
 
 The loop is bounded (steps, seconds, model calls and tokens) and only
 orchestrates: routing is ModuleRegistry's, planning the handler's or Planner's,
-one step StepRunner's, recording RunRecorder's. Ctrl-C stops between actions
-with status ABORTED, and the record is written whatever happened.
+one step StepRunner's, the final check FinalChecker's, recording RunRecorder's.
+A task is SUCCESS only when its final check passed. Ctrl-C stops the run within
+a second (status ABORTED), and the record is written whatever happened.
 """
 
 from __future__ import annotations
@@ -11,18 +12,33 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
-from remote.config import LLMConfig
+from remote.core.device.protocol import Device
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
+from remote.core.locate.screen import Screen
+from remote.core.plan.actions import Finish, Wait
+from remote.core.plan.schema import PlanError
+from remote.core.plan.sensitivity import mark
 from remote.core.record.recorder import RunRecorder
+from remote.core.records import (
+    FailureReason,
+    FinalCheckResult,
+    LocateStrategy,
+    ModelUsage,
+    StepResult,
+    StepStatus,
+    TaskPlan,
+    TaskResult,
+    TaskStatus,
+)
 from remote.errors import (
     BudgetExceeded,
     ConfigError,
@@ -32,256 +48,272 @@ from remote.errors import (
     RemoteError,
     TaskError,
 )
-from remote.records import (
-    LocateStrategy,
-    ModelUsage,
-    StepResult,
-    StepStatus,
-    TaskPlan,
-    TaskResult,
-    TaskStatus,
-)
-from remote.runner.live_screen import LiveScreen
-from remote.runner.step_runner import StepEnv, StepRunner
+from remote.runner.clock import Clock, Interrupted, TimeCapReached
+from remote.runner.final_check import FinalChecker
+from remote.runner.models import Budget, Models, ModelSource
+from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
+from remote.runner.step_runner import StepRunner
+from remote.runner.tools import AppMissing, Apps, Capture, StepTools
 
 logger = logging.getLogger(__name__)
-MAX_REPLANS = 2
+FORCE_STOP_S = 0.8        # a Ctrl-C not noticed by then interrupts whatever runs
+FAILURE_SCREEN_AFTER = (FailureReason.NOT_FOUND, FailureReason.AMBIGUOUS, FailureReason.NO_CHANGE,
+                        FailureReason.WRONG_PAGE)
 
 
-class Interrupted(TaskError):
-    """Ctrl-C: the task stops between actions."""
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 30
+    max_seconds: float = 300.0
+    max_replans: int = 2
+    budget: Budget = field(default_factory=Budget)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunOptions:
-    max_model_calls: int = 20
-    max_tokens: int = 200_000
+    strategy: LocateStrategy = LocateStrategy.OPENCV_FIRST
     dry_run: bool = False
     yes: bool = False
     module: str | None = None
-    runs_dir: str | Path | None = "runs"
-    record: bool = True
+    runs_dir: Path | None = Path("runs")
+    assets_dir: Path | None = None
+
+
+class StepCapReached(TaskError):
+    """The run reached its ``--max-steps``."""
 
 
 class TaskRunner:
-    """``TaskRunner(adb, LLMConfig.from_env()).run("给张三发微信消息说你好") -> TaskResult``."""
+    """``build_runner(adb, llm=LLMConfig.from_env()).run("给张三发微信消息说你好") -> TaskResult``."""
 
-    def __init__(self, adb: Any, llm_config: LLMConfig | None = None, assets_dir: str | Path | None = None,
-                 temp_dir: str | Path | None = None, strategy: LocateStrategy | str = LocateStrategy.OPENCV_FIRST,
-                 max_steps: int = 30, max_seconds: float = 300, confirm: Callable[..., Any] | None = None, *,
-                 options: RunOptions | None = None, registry: ModuleRegistry | None = None,
-                 take_over: Callable[[str], bool] | None = None, listener: Any = None,
-                 device_state: Callable[[], dict] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.adb = adb
-        self.llm_config = llm_config if llm_config is not None and llm_config.configured else None
-        self.assets_dir = assets_dir
-        self.temp_dir = temp_dir
-        self.strategy = LocateStrategy(strategy)
-        self.max_steps, self.max_seconds = max_steps, max_seconds
-        self.confirm, self.take_over = confirm, take_over
-        self.options = options or RunOptions()
-        self.registry = registry or ModuleRegistry()
-        self.listener = listener
+    def __init__(self, device: Device, models: ModelSource, registry: ModuleRegistry, *, limits: Limits = Limits(),
+                 options: RunOptions = RunOptions(), person: Person | None = None, listener: Listener | None = None,
+                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None) -> None:
+        self.device, self.models, self.registry = device, models, registry
+        self.limits, self.options = limits, options
+        self.person = person or NoPerson()
+        self.listener = listener or QuietListener()
         self.device_state = device_state
-        self.sleep = sleep
-        self.usage = ModelUsage()
-        self._stop = threading.Event()
-        self._model: Any = None
+        self.clock = clock or Clock(limits.max_seconds)
+        self._timer: threading.Timer | None = None
 
     # ------------------------------------------------------------------ public
-    def run_simple(self, task: str) -> bool:
-        return self.run(task).success
-
     def run(self, task: str) -> TaskResult:
-        started = time.monotonic()
-        self.usage = ModelUsage()
-        self._stop.clear()
-        result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=self.usage)
+        self.clock.restart()
+        usage = ModelUsage()
+        result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
         recorder = self._recorder(task)
         meta: dict[str, Any] = {}
         previous = self._install_sigint()
         try:
-            module, score = self._route(task)
-            result.module = module.name
-            meta["route_score"] = score
-            steps = self._build(module)
-            plan = self._plan(task, module, steps)
-            result.plan = plan
-            self._notify("on_plan", plan)
-            self._execute(task, plan, steps, result, recorder, started)
-        except Interrupted as exc:
-            result.status, result.error_message = TaskStatus.ABORTED, str(exc)
-        except KeyboardInterrupt:
-            result.status, result.error_message = TaskStatus.ABORTED, "interrupted (Ctrl-C)"
-        except BudgetExceeded as exc:
-            result.status, result.error_message, result.error_type = TaskStatus.BUDGET_EXCEEDED, str(exc), \
-                type(exc).__name__
-        except (TaskError, ConfigError, DeviceError, ModelError, LocateError, RemoteError) as exc:
-            result.status, result.error_message, result.error_type = TaskStatus.FAILED, str(exc), type(exc).__name__
-            if isinstance(exc, ModelError) and exc.raw:
-                meta["model_reply"] = exc.raw[:4000]
+            self._run(task, result, usage, meta, recorder)
+        except (Interrupted, KeyboardInterrupt):
+            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, "interrupted (Ctrl-C)")
+        except BaseException as exc:
+            self._fail(result, exc, meta)
+            if not isinstance(exc, RemoteError | PlanError):
+                raise   # our bug: the record is written below, then the CLI reports it
         finally:
             self._restore_sigint(previous)
-            result.total_time = time.monotonic() - started
-            result.model_usage = self.usage
+            result.total_time = self.clock.elapsed()
             if recorder is not None:
                 result.record_dir = str(self._write(recorder, result, meta))
-            self._notify("on_finish", result)
+            self.listener.on_finish(result)
         return result
 
     # ------------------------------------------------------------------ set-up
-    def _route(self, task: str) -> tuple[AppModule, float]:
-        if self.options.module:
-            return self.registry.get(self.options.module), 1.0
-        return self.registry.route(task)
-
-    def _build(self, module: AppModule) -> StepRunner:
+    def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
+             recorder: RunRecorder | None) -> None:
+        module, score = (self.registry.get(self.options.module), 1.0) if self.options.module \
+            else self.registry.route(task)
+        for name, problems in self.registry.broken.items():
+            self.listener.on_note(f"module {name} skipped: {problems[0]}")
+        result.module, meta["route_score"] = module.name, score
         # The routed module's images first; the others' too, since a model plan may cross apps.
-        others = [m.path for m in self.registry.modules.values() if m is not module]
-        assets = AssetsManager(self.assets_dir, module_dirs=[module.path, *others])
-        vision, planner_model = None, None
-        if self.llm_config is not None and self.strategy is not LocateStrategy.OPENCV_ONLY:
-            from remote.ai.budget import BudgetedModel
-            from remote.ai.llm import LLMClient
-            from remote.ai.vision_agent import VisionAgent
+        assets = AssetsManager(self.options.assets_dir,
+                               module_dirs=[module.path, *[m.path for m in self.registry.modules.values()
+                                                           if m is not module]])
+        models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
+        tools = self._tools(module, models, assets)
+        steps = StepRunner(tools)
+        plan = self._plan(task, module, models, steps)
+        result.plan = plan
+        self.listener.on_plan(plan)
+        self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
 
-            self._model = BudgetedModel(LLMClient(self.llm_config, self.usage),
-                                        max_calls=self.options.max_model_calls, max_tokens=self.options.max_tokens)
-            planner_model = self._model
-            if self.llm_config.supports_vision:
-                vision = VisionAgent(self.llm_config, client=self._model, assets=assets)
-        from remote.ai.verifier import Verifier
-
-        verifier = Verifier(self.llm_config, client=self._model, usage=self.usage)
-        locator = HybridLocator(adb=self.adb, assets=assets, vision=vision, strategy=self.strategy,
+    def _tools(self, module: AppModule, models: Models, assets: AssetsManager) -> StepTools:
+        locator = HybridLocator(self.device, assets=assets, vision=models.vision, strategy=self.options.strategy,
                                 fixed_points=module.fixed_points, learn_from_vision=True)
-        self._assets = assets
-        self._planner_model = planner_model
-        env = StepEnv(adb=self.adb, locator=locator, verifier=verifier, vision=vision, module=module,
-                      confirm=self.confirm, take_over=self.take_over, sleep=self.sleep,
-                      dry_run=self.options.dry_run, yes=self.options.yes,
-                      modules_by_package={m.package: m for m in self.registry.modules.values() if m.package})
-        return StepRunner(env)
+        homes = {m.package: m.home_ref for m in self.registry.modules.values() if m.package and m.home_ref}
+        apps = Apps(self.device, self.registry.app_packages(), homes)
+        return StepTools(device=self.device, locator=locator, checks=models.checks, clock=self.clock,
+                         person=self.person, capture=Capture(self.device), apps=apps, vision=models.vision,
+                         dry_run=self.options.dry_run, yes=self.options.yes, module_package=module.package,
+                         home_ref=module.home_ref, sensitive_words=module.sensitive)
 
-    def _planner(self) -> Any:
-        if self._planner_model is None:
-            return None
-        from remote.ai.planner import Planner
-
-        return Planner(self.llm_config, client=self._planner_model, assets=self._assets)
-
-    def _plan(self, task: str, module: AppModule, steps: StepRunner) -> TaskPlan:
+    def _plan(self, task: str, module: AppModule, models: Models, steps: StepRunner) -> TaskPlan:
         plan = self.registry.handler(module).plan(task)
         if plan is not None:
             return plan
-        planner = self._planner()
-        if planner is None:
-            if self.llm_config is None:
+        if models.planner is None:
+            if not self.models.configured:
                 raise ConfigError(f"no task template of module {module.name!r} fits {task!r} and no model is "
                                   "configured to plan it",
                                   hint="see `python -m remote modules` for the templates, or set LLM_PROVIDER and "
-                                       "its key (README: using a model)")
+                                       "its key (README: With a model)")
             raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls")
         screen = steps.capture()
-        plan = planner.plan(task, screen.pil, history=None, module=module, hierarchy=self._xml_for_text_model(screen))
+        plan = models.planner.plan(task, screen.pil, history=None, module=module, hierarchy=self._text_tree(screen))
         plan.module = module.name
-        return _mark_sensitive(plan, module)
+        return self._marked(plan, module)
+
+    @staticmethod
+    def _marked(plan: TaskPlan, module: AppModule) -> TaskPlan:
+        """A model's steps get the sensitivity rules: a model cannot opt a payment out of confirmation."""
+        for step in plan.steps:
+            mark(step, module.sensitive)
+        return plan
+
+    def _text_tree(self, screen: Screen) -> str | None:
+        """A text-only model plans from the UI tree's texts; a vision model gets the screenshot instead."""
+        if self.models.supports_vision and not screen.secure:
+            return None
+        return screen.xml
 
     # ------------------------------------------------------------------ the loop
-    def _execute(self, task: str, plan: TaskPlan, runner: StepRunner, result: TaskResult,
-                 recorder: RunRecorder | None, started: float) -> None:
+    def _execute(self, task: str, module: AppModule, plan: TaskPlan, steps: StepRunner, models: Models,
+                 result: TaskResult, recorder: RunRecorder | None, checker: FinalChecker) -> None:
         queue = deque(plan.steps)
-        screen: LiveScreen | None = None
+        screen: Screen | None = None
         replans = 0
         executed: list[StepResult] = []
+        check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
+        changed_by = 0   # --dry-run: the first step after which the screen is unknown
         while queue:
-            self._check_limits(len(result.step_results), started)
-            step = queue.popleft()
-            step = replace(step, step=len(result.step_results) + 1)
-            self._notify("on_step_start", step, len(result.step_results) + len(queue) + 1)
-            sr, screen = runner.run(step, screen, self.usage)
+            self._check_limits(len(result.step_results))
+            step = replace(queue.popleft(), step=len(result.step_results) + 1)
+            self.listener.on_step_start(step, len(result.step_results) + len(queue) + 1)
+            if changed_by:
+                sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
+                                notes=[f"not checked (needs the screen after step {changed_by})"])
+            else:
+                sr, screen = steps.run(step, screen, result.model_usage)
+                if self.options.dry_run and not isinstance(step.args, Wait | Finish):
+                    changed_by = step.step
             result.step_results.append(sr)
             if recorder is not None:
                 recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
-            self._notify("on_step_end", sr)
-            if sr.status is not StepStatus.FAILED:
+            self.listener.on_step_end(sr)
+            if sr.status is not StepStatus.FAILED or self.options.dry_run:
                 executed.append(sr)
                 continue
-            if "abort" in sr.notes:
-                raise Interrupted(sr.error_message)
-            planner = self._planner() if not self.options.dry_run else None
-            if planner is None or replans >= MAX_REPLANS:
-                result.status = TaskStatus.FAILED
-                result.error_message = f"step {sr.step.step} ({sr.step.action.value} {sr.step.target_ref or ''}) " \
-                                       f"failed: {sr.error_message}"
+            current = steps.capture()
+            if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(checker, failures, current, result):
+                return
+            if sr.abort or models.planner is None or replans >= self.limits.max_replans:
+                stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
+                self._end(result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED,
+                          sr.failure or FailureReason.INTERNAL,
+                          f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}")
                 return
             replans += 1
-            current = runner.capture()
-            new_plan = _mark_sensitive(planner.replan(task, current.pil, sr.step, sr.error_message, executed,
-                                                      module=runner.env.module,
-                                                      hierarchy=self._xml_for_text_model(current)), runner.env.module)
-            plan.analysis.setdefault("replans", []).append({"after_step": sr.step.step, "reason": sr.error_message,
-                                                           "steps": [s.to_dict() for s in new_plan.steps]})
-            queue = deque(new_plan.steps)
-            screen = current
-        result.status, result.error_message = self._final_check(plan, runner, screen)
+            new_plan = self._marked(models.planner.replan(task, current.pil, sr.step, sr.error_message, executed,
+                                                          module=module, hierarchy=self._text_tree(current)), module)
+            plan.analysis.setdefault("replans", []).append(
+                {"after_step": sr.step.step, "reason": sr.error_message, "analysis": new_plan.analysis,
+                 "steps": [s.to_dict() for s in new_plan.steps],
+                 "success_check": new_plan.success_check.to_dict()})
+            if plan.source != "template" and (new_plan.success_check or new_plan.success_criteria):
+                check, criteria = new_plan.success_check, new_plan.success_criteria
+            queue, screen = deque(new_plan.steps), current
+        self._finish(plan, check, criteria, failures, steps, checker, result)
 
-    def _xml_for_text_model(self, screen: LiveScreen) -> str | None:
-        """A text-only model plans from the UI tree's texts; a vision model gets the screenshot instead."""
-        if self.llm_config is None or self.llm_config.supports_vision and not screen.secure:
-            return None
-        return screen.xml if screen.tree() is not None else None
+    def _failure_screen(self, checker: FinalChecker, failures: Any, screen: Screen, result: TaskResult) -> bool:
+        found = checker.failure_screen(failures, screen)
+        if found is None:
+            return False
+        self._end(result, TaskStatus.FAILED, FailureReason.FAILURE_SCREEN, found.says)
+        return True
 
-    def _final_check(self, plan: TaskPlan, runner: StepRunner, screen: LiveScreen | None) -> tuple[TaskStatus, str]:
-        check = plan.success_check or {}
-        if not check or self.options.dry_run:
-            return TaskStatus.SUCCESS, ""
-        if "app" in check:
-            package = self.adb.current_app().get("package", "")
-            if package != check["app"]:
-                return TaskStatus.FAILED, f"expected {check['app']} in front, found {package or 'nothing'}"
-        if "text" in check:
-            screen = screen if screen is not None and not screen.secure else runner.capture()
-            tree = screen.tree()
-            if tree is None or not tree.find_by_text(str(check["text"])):
-                return TaskStatus.FAILED, f"{check['text']!r} is not on the final screen"
-        return TaskStatus.SUCCESS, ""
+    def _finish(self, plan: TaskPlan, check: Any, criteria: str, failures: Any, steps: StepRunner,
+                checker: FinalChecker, result: TaskResult) -> None:
+        if self.options.dry_run:
+            unchecked = sum(sr.status is StepStatus.NOT_CHECKED for sr in result.step_results)
+            self._end(result, TaskStatus.SUCCESS, None, "")
+            result.final_check = FinalCheckResult(None, [], f"dry run: the plan is valid; {unchecked} step(s) need "
+                                                  "screens that only the earlier steps would show", "none")
+            return
+        screen = steps.capture()
+        if self._failure_screen(checker, failures, screen, result):
+            return
+        final = checker.check(check, screen, criteria)
+        result.final_check = final
+        if final.passed is True:
+            self._end(result, TaskStatus.SUCCESS, None, "")
+        elif final.passed is None and not check and not criteria and plan.source == "template":
+            final.summary = "the template declares no final check: every step ran and was verified"
+            self._end(result, TaskStatus.SUCCESS, None, "")
+        else:
+            self._end(result, TaskStatus.FAILED, FailureReason.FINAL_CHECK, f"final check failed: {final.summary}")
 
-    def _check_limits(self, done: int, started: float) -> None:
-        if self._stop.is_set():
-            raise Interrupted("interrupted (Ctrl-C) between actions")
-        if done >= self.max_steps:
-            raise TaskError(f"step cap reached ({self.max_steps} steps)", hint="raise --max-steps")
-        if time.monotonic() - started > self.max_seconds:
-            raise TaskError(f"time cap reached ({self.max_seconds:.0f} s)", hint="raise --max-seconds")
+    def _check_limits(self, done: int) -> None:
+        self.clock.check()
+        if done >= self.limits.max_steps:
+            raise StepCapReached(f"step cap reached ({self.limits.max_steps} steps)", hint="raise --max-steps")
+
+    # ------------------------------------------------------------------ outcomes
+    @staticmethod
+    def _end(result: TaskResult, status: TaskStatus, failure: FailureReason | None, message: str) -> None:
+        result.status, result.failure, result.error_message = status, failure, message
+
+    def _fail(self, result: TaskResult, exc: BaseException, meta: dict[str, Any]) -> None:
+        result.error_type = type(exc).__name__
+        status, message = TaskStatus.FAILED, str(exc)
+        if isinstance(exc, BudgetExceeded):
+            status, reason = TaskStatus.BUDGET_EXCEEDED, FailureReason.BUDGET
+        elif isinstance(exc, TimeCapReached):
+            reason = FailureReason.TIME_CAP
+        elif isinstance(exc, AppMissing):
+            reason = FailureReason.APP_MISSING
+        elif isinstance(exc, PlanError):
+            reason = FailureReason.INVALID_PLAN
+        elif isinstance(exc, ConfigError):
+            reason = FailureReason.CONFIG
+        elif isinstance(exc, DeviceError):
+            reason = FailureReason.DEVICE
+        elif isinstance(exc, ModelError):
+            reason = FailureReason.MODEL
+            if exc.raw:
+                meta["model_reply"] = exc.raw[:4000]
+        elif isinstance(exc, StepCapReached):
+            reason = FailureReason.STEP_CAP
+        elif isinstance(exc, LocateError):
+            reason = FailureReason.NOT_FOUND
+        elif isinstance(exc, RemoteError):   # ActionError, TaskError: the plan asked for the impossible
+            reason = FailureReason.INVALID_PLAN
+        else:
+            reason, message = FailureReason.INTERNAL, f"internal error ({type(exc).__name__}: {exc})"
+        self._end(result, status, reason, message)
 
     # ------------------------------------------------------------------ plumbing
-    def _notify(self, name: str, *args: Any) -> None:
-        fn = getattr(self.listener, name, None)
-        if fn is not None:
-            fn(*args)
-
     def _recorder(self, task: str) -> RunRecorder | None:
-        if not self.options.record or not self.options.runs_dir:
+        if not self.options.runs_dir:
             return None
-        scrub = self._scrub
-        return RunRecorder(self.options.runs_dir, task, scrub=scrub)
-
-    def _scrub(self, text: str) -> str:
-        key = self.llm_config.api_key if self.llm_config is not None else ""
-        return text.replace(key, "***") if key and text else text
+        return RunRecorder(self.options.runs_dir, task, scrub=self.models.scrub)
 
     def _write(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any]) -> Path:
         meta = dict(meta)
         if result.error_type:
             meta["error_type"] = result.error_type
-        meta["llm"] = self.llm_config.redacted() if self.llm_config is not None else None
-        meta["strategy"] = self.strategy.value
+        meta["llm"] = self.models.redacted()
+        meta["strategy"] = self.options.strategy.value
         meta["dry_run"] = self.options.dry_run
+        meta["failure"] = result.failure.value if result.failure else None
+        meta["final_check"] = result.final_check.to_dict() if result.final_check else None
         try:
-            meta["device"] = {"serial": getattr(self.adb, "serial", ""), "size": list(self.adb.window_size())}
+            meta["device"] = {"serial": self.device.serial, "size": list(self.device.window_size())}
         except RemoteError as exc:
-            meta["device"] = {"serial": getattr(self.adb, "serial", ""), "error": str(exc)}
+            meta["device"] = {"serial": self.device.serial, "error": str(exc)}
         if self.device_state is not None:
             meta["device_state"] = self.device_state()
         return recorder.write(result, meta)
@@ -289,23 +321,27 @@ class TaskRunner:
     def _install_sigint(self) -> Any:
         if threading.current_thread() is not threading.main_thread():
             return None
+        main = threading.main_thread().ident
 
-        def handler(signum: int, frame: Any) -> None:
-            if self._stop.is_set():
-                raise KeyboardInterrupt  # a second Ctrl-C stops at once
-            self._stop.set()
-            logger.warning("Ctrl-C: stopping after the current action (press again to stop now)")
+        def force() -> None:
+            if main is not None:
+                signal.pthread_kill(main, signal.SIGINT)   # the run did not notice in time: stop it now
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            if self.clock.stop.is_set():
+                raise KeyboardInterrupt
+            self.clock.stop.set()
+            logger.warning("Ctrl-C: stopping")
+            self._timer = threading.Timer(FORCE_STOP_S, force)
+            self._timer.daemon = True
+            self._timer.start()
 
         return signal.signal(signal.SIGINT, handler)
 
-    @staticmethod
-    def _restore_sigint(previous: Any) -> None:
+    def _restore_sigint(self, previous: Any) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 
-
-def _mark_sensitive(plan: TaskPlan, module: AppModule) -> TaskPlan:
-    """A model's steps get the module's sensitivity rules: the model cannot opt a payment out of confirmation."""
-    for step in plan.steps:
-        step.sensitive = step.sensitive or module.is_sensitive(step)
-    return plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from remote.apps.base import AppHandler, build_plan
-from remote.records import TaskPlan
+from remote.core.records import TaskPlan
 
 
 class Handler(AppHandler):

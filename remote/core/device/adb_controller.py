@@ -1,77 +1,40 @@
-"""ADBController: the executor. Every phone action goes through here, over adbutils.
+"""ADBController: the executor. Every phone action goes through here.
 
-This is the one boundary where adbutils' errors (``AdbError``, ``AdbTimeout``,
-``AdbConnectionError``) and socket errors (``ConnectionResetError``, ``EOFError``,
-timeouts) become ours (`remote.errors`). A dropped link is retried a bounded
-number of times (re-resolving the device, ``adb connect`` again for ``ip:port``)
-before `DeviceDisconnected`.
+A short assembly of capabilities (adbutils' own shape): the link to the phone
+(`transport.AdbLink`: finding it, services, bounded reconnects, foreign errors
+mapped to ours), screen capture decoding (`capture`), typing (`text_input.TextTyper`
+with ADBKeyboard and the keyboard it restores), key names (`keys`).
 
 Shell commands are built from lists and quoted with ``shlex.join``: typing
-``"; reboot; echo "`` types those characters and runs nothing. Services are
-opened with adbutils' public connection API and read into one ``bytearray``
-(adbutils' own ``read_until_close`` is quadratic on a 10 MB frame, and its
-``screenshot()`` returns a black image on decode errors).
+``"; reboot; echo "`` types those characters and runs nothing.
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
 import re
-import shlex
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 from xml.etree import ElementTree
 
-import adbutils
-from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
+from adbutils.errors import AdbError
 from PIL import Image
 
-from remote.core.device import ime as adb_ime
 from remote.core.device.capture import CaptureDecodeError, decode_png, decode_raw, frame_uniformity
-from remote.core.device.text_input import TextInput
-from remote.errors import (
-    ActionError,
-    DeviceCommandError,
-    DeviceDisconnected,
-    DeviceError,
-    DeviceNotFound,
-    SecureScreen,
-)
-from remote.records import ScreenshotMetadata
+from remote.core.device.keys import KEYCODES, keycode
+from remote.core.device.text_input import TextTyper
+from remote.core.device.transport import AdbLink, NoSpawnClient, no_server, server_answers
+from remote.core.records import ScreenshotMetadata
+from remote.errors import ActionError, DeviceCommandError, DeviceError, SecureScreen
+
+__all__ = ["ADBController", "KEYCODES", "keycode"]
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
-
-KEYCODES: dict[str, int] = {
-    "HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "END_CALL": 6, "DPAD_UP": 19, "DPAD_DOWN": 20,
-    "DPAD_LEFT": 21, "DPAD_RIGHT": 22, "DPAD_CENTER": 23, "VOLUME_UP": 24, "VOLUME_DOWN": 25,
-    "POWER": 26, "CAMERA": 27, "TAB": 61, "SPACE": 62, "ENTER": 66, "DEL": 67, "MENU": 82,
-    "SEARCH": 84, "MEDIA_PLAY_PAUSE": 85, "PAGE_UP": 92, "PAGE_DOWN": 93, "ESCAPE": 111,
-    "FORWARD_DEL": 112, "MOVE_HOME": 122, "MOVE_END": 123, "VOLUME_MUTE": 164, "APP_SWITCH": 187,
-    "WAKEUP": 224, "SLEEP": 223,
-}
 DUMP_PATH = "/data/local/tmp/remote_uidump.xml"
-_TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
-                  "no device with transport id", "no devices/emulators found")
 
 
-def keycode(key: int | str) -> int:
-    """``66``, ``"ENTER"``, ``"enter"`` and ``"KEYCODE_ENTER"`` all give 66."""
-    if isinstance(key, int) and not isinstance(key, bool):
-        if 0 <= key <= 400:
-            return key
-        raise ActionError(f"key code {key} is out of range")
-    name = str(key).strip().upper().removeprefix("KEYCODE_")
-    if name.isdigit():
-        return keycode(int(name))
-    if name not in KEYCODES:
-        raise ActionError(f"unknown key {key!r}", hint=f"use a key code number or one of {', '.join(KEYCODES)}")
-    return KEYCODES[name]
-
-
-class ADBController(TextInput):
+class ADBController:
     """One phone, through an adb server (a real one, or the simulated phone's).
 
     >>> adb = ADBController("emulator-5554").connect()      # doctest: +SKIP
@@ -82,159 +45,43 @@ class ADBController(TextInput):
                  socket_timeout: float = 10.0, command_timeout: float = 30.0, reconnect_attempts: int = 3,
                  reconnect_delay: float = 0.3, operation_delay: float = 0.0,
                  state_dir: str | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.serial = serial or ""
-        self.host, self.port = host, port
-        self.command_timeout = command_timeout
-        self.reconnect_attempts = max(0, reconnect_attempts)
-        self.reconnect_delay = reconnect_delay
+        self.link = AdbLink(serial, host, port, socket_timeout=socket_timeout, command_timeout=command_timeout,
+                            reconnect_attempts=reconnect_attempts, reconnect_delay=reconnect_delay, sleep=sleep)
         self.operation_delay = operation_delay
         self._sleep = sleep
-        self._state_dir = state_dir
-        self._client = adbutils.AdbClient(host=host, port=port, socket_timeout=socket_timeout)
-        self._device: adbutils.AdbDevice | None = None
+        self.typer = TextTyper(self.link, self.focused_text, state_dir=state_dir, operation_delay=operation_delay,
+                               sleep=sleep)
         self._size: tuple[int, int] | None = None
-        self._adbkeyboard: bool | None = None
-        self._previous_ime: str | None = None
-        self._ime_switched = False
-        self._atexit = False
+        self._packages: set[str] | None = None
         self.last_screenshot: ScreenshotMetadata | None = None
+
+    @property
+    def serial(self) -> str:
+        return self.link.serial
 
     # ---------------------------------------------------------------- connection
     def connect(self) -> ADBController:
         """Find the device (and ``adb connect`` a Wi-Fi ``ip:port`` serial); restore a stale IME."""
-        self._guard(self._resolve)
-        self._recover_stale_ime()
+        self.link.guard(self.link.resolve)
+        self.typer.recover_stale_ime()
         return self
 
-    def _resolve(self) -> None:
-        if self.serial and ":" in self.serial and not self.serial.startswith("emulator"):
-            reply = self._client.connect(self.serial, timeout=5)
-            if "connected" not in reply or "failed" in reply or "cannot" in reply:
-                raise DeviceNotFound(f"could not connect to {self.serial}: {reply.strip()}", serial=self.serial,
-                                     hint="check the phone's IP and port, that it is on the same network, and "
-                                          "that wireless debugging is on (`adb tcpip 5555` over USB first)")
-        infos = [i for i in self._client.list(extended=True) if i.state == "device"]
-        if self.serial:
-            match = [i for i in infos if i.serial == self.serial]
-            if not match:
-                seen = ", ".join(i.serial for i in infos) or "none"
-                raise DeviceNotFound(f"device {self.serial!r} not found (connected: {seen})", serial=self.serial,
-                                     hint="check `python -m remote devices`; accept the USB debugging prompt on "
-                                          "the phone")
-            info = match[0]
-        elif len(infos) == 1:
-            info = infos[0]
-        elif not infos:
-            raise DeviceNotFound("no device connected",
-                                 hint="plug the phone in with USB debugging on, or try the simulated phone: "
-                                      "--device sim")
-        else:
-            raise DeviceNotFound(f"{len(infos)} devices connected ({', '.join(i.serial for i in infos)})",
-                                 hint="choose one with --device SERIAL or ADB_SERIAL")
-        self.serial = info.serial
-        tid = (info.tags or {}).get("transport_id")
-        # A transport id skips adbutils' extra `host:version` round trip on every command.
-        self._device = (self._client.device(transport_id=int(tid)) if tid and tid.isdigit()
-                        else self._client.device(self.serial))
-
-    @property
-    def device(self) -> adbutils.AdbDevice:
-        if self._device is None:
-            self.connect()
-        assert self._device is not None
-        return self._device
-
-    def _guard(self, fn: Callable[[], T]) -> T:
-        """Run ``fn``; map foreign errors to ours, reconnecting a bounded number of times."""
-        last: BaseException | None = None
-        for attempt in range(self.reconnect_attempts + 1):
-            if attempt:
-                self._sleep(self.reconnect_delay * attempt)
-                self._device = None
-                try:
-                    self._resolve()
-                except DeviceNotFound as exc:
-                    last = exc
-                    continue
-                except (AdbError, OSError, EOFError) as exc:
-                    last = exc
-                    continue
-            try:
-                return fn()
-            except DeviceError:
-                raise
-            except (AdbTimeout, AdbConnectionError) as exc:
-                last = exc
-            except AdbError as exc:
-                text = str(exc)
-                if "unauthorized" in text:
-                    raise DeviceError(f"device {self.serial} is unauthorized", serial=self.serial,
-                                      hint="unlock the phone and accept the 'Allow USB debugging' prompt") from exc
-                if not any(marker in text for marker in _TRANSIENT_ADB):
-                    raise DeviceCommandError(f"adb refused the request: {text}", serial=self.serial) from exc
-                last = exc
-            except (OSError, EOFError) as exc:  # ConnectionResetError, BrokenPipeError, socket.timeout, ...
-                last = exc
-            logger.warning("adb link to %s failed (%s); reconnecting (%d/%d)", self.serial or "device",
-                           last, attempt + 1, self.reconnect_attempts)
-        raise DeviceDisconnected(f"lost the connection to {self.serial or 'the device'}: {last}",
-                                 serial=self.serial,
-                                 hint="check the USB cable or Wi-Fi, then `python -m remote devices`; for Wi-Fi "
-                                      "ADB run `adb connect IP:PORT` again") from last
-
-    def _service(self, service: str, timeout: float | None = None) -> bytearray:
-        """Open a device service (``shell:…``, ``exec:…``) and read its output until it closes."""
-        def run() -> bytearray:
-            conn = self.device.open_transport(timeout=timeout or self.command_timeout)
-            try:
-                conn.send_command(service)
-                conn.check_okay()
-                sock = conn.conn
-                buf = bytearray()
-                while True:
-                    chunk = sock.recv(1 << 20)
-                    if not chunk:
-                        return buf
-                    buf += chunk
-            finally:
-                # The device closed first; skip adbutils' shutdown-and-sleep close (10 ms per call).
-                try:
-                    conn.conn.close()
-                except (OSError, AdbError):
-                    pass
-        return self._guard(run)
-
-    def shell(self, args: Sequence[str] | str, timeout: float | None = None) -> str:
+    def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str:
         """Run a shell command. A list is quoted argument by argument (the safe form)."""
-        cmd = args if isinstance(args, str) else shlex.join(str(a) for a in args)
-        out = self._service("shell:" + cmd, timeout).decode("utf-8", errors="replace")
-        logger.debug("shell %s -> %d chars", cmd[:120], len(out))
-        return out.rstrip("\r\n")
+        return self.link.shell(args, timeout)
 
     def close(self) -> None:
         """Restore the input method that was active before we switched to ADBKeyboard."""
-        if self._atexit:
-            atexit.unregister(self.close)
-            self._atexit = False
-        if not self._ime_switched:
-            return
-        attempts, self.reconnect_attempts = self.reconnect_attempts, 0  # at exit: one quick try
+        attempts, self.link.reconnect_attempts = self.link.reconnect_attempts, 0  # at exit: one quick try
         try:
-            if self._previous_ime:
-                self.shell(["ime", "set", self._previous_ime], timeout=5)
-                logger.info("restored input method %s", self._previous_ime)
-            adb_ime.ImeStateFile(self.serial, self._state_dir).clear()
-        except DeviceError as exc:
-            # The state file stays, so the next start restores it.
-            logger.warning("could not restore input method %s now: %s", self._previous_ime, exc)
+            self.typer.restore()
         finally:
-            self.reconnect_attempts = attempts
-            self._ime_switched = False
+            self.link.reconnect_attempts = attempts
 
     def __enter__(self) -> ADBController:
         return self.connect()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ---------------------------------------------------------------- screen
@@ -257,11 +104,11 @@ class ADBController(TextInput):
         """
         started = time.perf_counter()
         try:
-            img = decode_raw(self._service("exec:screencap"))
+            img = decode_raw(self.link.service("exec:screencap"))
         except CaptureDecodeError as exc:
             logger.info("raw screencap unusable (%s); trying PNG", exc)
             try:
-                img = decode_png(bytes(self._service("exec:screencap -p")))
+                img = decode_png(bytes(self.link.service("exec:screencap -p")))
             except CaptureDecodeError as exc2:
                 raise DeviceCommandError(f"screen capture failed: {exc2}", command="screencap",
                                          serial=self.serial) from exc2
@@ -281,7 +128,7 @@ class ADBController(TextInput):
     def dump_hierarchy(self) -> str:
         """The ``uiautomator dump`` XML of the current screen (one shell call: dump, then cat)."""
         out = self.shell(f"rm -f {DUMP_PATH}; uiautomator dump {DUMP_PATH}; cat {DUMP_PATH}",
-                         timeout=max(self.command_timeout, 20))
+                         timeout=max(self.link.command_timeout, 20))
         start = out.find("<?xml")
         if start < 0 or "ERROR" in out[: max(start, 0)] or "</hierarchy>" not in out:
             message = out[:300].strip() or "no output"
@@ -338,6 +185,19 @@ class ADBController(TextInput):
             raise ActionError(f"unknown swipe direction {direction!r}", hint="use up, down, left or right")
         self.swipe(*vectors[direction], duration_ms=duration_ms)
 
+    def input_text(self, text: str, *, clear: bool = False, verify: bool = False) -> bool:
+        """Type into the focused field (ADBKeyboard for any language, else ASCII ``input text``)."""
+        return self.typer.type(text, clear=clear, verify=verify)
+
+    def clear_text(self) -> None:
+        self.typer.clear()
+
+    def has_adbkeyboard(self) -> bool:
+        return self.typer.has_adbkeyboard()
+
+    def current_ime(self) -> str:
+        return self.typer.current_ime()
+
     def input_keyevent(self, key: int | str) -> None:
         self._act(["input", "keyevent", keycode(key)])
 
@@ -356,7 +216,7 @@ class ADBController(TextInput):
 
     def launch_app(self, package: str) -> None:
         if not package or not re.fullmatch(r"[A-Za-z][\w.]*", package):
-            raise ActionError(f"bad package name {package!r}")
+            raise ActionError(f"bad package name {package[:60]!r}")
         out = self._act(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"])
         if "No activities found" in out or "not found" in out.lower():
             raise DeviceCommandError(f"app {package} is not installed or has no launcher activity",
@@ -371,6 +231,13 @@ class ADBController(TextInput):
         if not re.fullmatch(r"\+?[\d*#,; -]{1,32}", number or ""):
             raise ActionError(f"bad phone number {number!r}")
         self._act(["am", "start", "-a", "android.intent.action.CALL", "-d", "tel:" + number.replace(" ", "")])
+
+    def installed_packages(self) -> set[str]:
+        """Every package on the phone (``pm list packages``), read once per connection."""
+        if self._packages is None:
+            out = self.shell(["pm", "list", "packages"])
+            self._packages = {line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("package:")}
+        return self._packages
 
     def current_app(self) -> dict[str, str]:
         """``{"package": …, "activity": …}`` of the focused window (empty strings if none)."""
@@ -391,9 +258,12 @@ class ADBController(TextInput):
 
     @staticmethod
     def list_serials(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[str]:
-        client = adbutils.AdbClient(host=host, port=port, socket_timeout=socket_timeout)
+        """Serials of the phones an adb server sees (DeviceNotFound when no server answers)."""
+        if not server_answers(host, port):
+            raise no_server(host, port)
+        client = NoSpawnClient(host=host, port=port, socket_timeout=socket_timeout)
         try:
             return [i.serial for i in client.list() if i.state == "device"]
         except (TimeoutError, AdbError, OSError) as exc:
-            raise DeviceError(f"no adb server answers on {host}:{port}: {exc}",
-                              hint="start one with `adb start-server`, or try `python -m remote sim`") from exc
+            raise DeviceError(f"the adb server on {host}:{port} did not answer: {exc}",
+                              hint="restart it with `adb kill-server; adb start-server`") from exc

@@ -63,13 +63,21 @@ def b64(text: str) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def escape_input_text(text: str) -> str:
-    """The argument for ``input text``: spaces become ``%s`` (the command's own escape).
+def input_text_pieces(text: str) -> list[str]:
+    """Arguments for successive ``input text`` calls that type ``text`` exactly (ASCII, no newlines).
 
-    The result is still shell-quoted by the caller (``shlex.join``), so ``;``,
-    ``$(...)`` and quotes reach the phone as characters, never as shell syntax.
+    ``input text`` turns every ``%s`` into a space (its own escape for spaces), so a
+    literal ``%s`` is split between two calls (``50%`` then ``sure``); spaces are
+    written ``%s``. Each piece is still shell-quoted by the caller (``shlex.join``),
+    so ``;``, ``$(...)`` and quotes reach the phone as characters.
+
+    >>> input_text_pieces("a b%sc")
+    ['a%sb%', 'sc']
     """
-    return text.replace(" ", "%s")
+    pieces = text.split("%s")
+    out = [piece.replace(" ", "%s") + ("%" if i < len(pieces) - 1 else "") for i, piece in enumerate(pieces)]
+    out = [out[0], *["s" + piece for piece in out[1:]]]
+    return [piece for piece in out if piece]
 
 
 def broadcast_ok(output: str) -> bool:

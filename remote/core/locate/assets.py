@@ -24,8 +24,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from PIL import Image
+
+from remote.core.yamlfile import MAX_BYTES, line_of_key, load_yaml
+from remote.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -111,14 +113,16 @@ class AssetsManager:
         if not path.is_file():
             return None
         try:
-            text = path.read_text(encoding="utf-8")
-            return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text) or {}
+            if path.suffix != ".json":
+                return load_yaml(path) or {}
+            if path.stat().st_size > MAX_BYTES:
+                self._problem(f"{path}: larger than {MAX_BYTES // 1000} kB")
+                return None
+            return json.loads(path.read_text(encoding="utf-8"))
+        except ConfigError as exc:
+            self._problem(str(exc))
         except json.JSONDecodeError as exc:
             self._problem(f"{path}:{exc.lineno}: bad JSON ({exc.msg})")
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-            self._problem(f"{where}: bad YAML ({getattr(exc, 'problem', exc)})")
         except (OSError, UnicodeDecodeError) as exc:
             self._problem(f"{path}: unreadable ({exc})")
         return None
@@ -131,12 +135,13 @@ class AssetsManager:
             self._problem(f"{path}: expected a mapping alias -> name, got {type(data).__name__}")
             return
         for alias, name in data.items():
+            where = f"{path}:{line_of_key(data, alias)}"
             if not isinstance(name, str | int) or not str(name).strip():
-                self._problem(f"{path}: alias {alias!r} maps to {name!r}, not an image name")
+                self._problem(f"{where}: alias {alias!r} maps to {str(name)[:40]!r}, not an image name")
                 continue
             self._aliases.setdefault(str(alias), str(name))
             if str(name) not in self._entries:
-                self._problem(f"{path}: alias {alias!r} -> {name!r}: no image {name}.png in {path.parent}")
+                self._problem(f"{where}: alias {alias!r} -> {name!r}: no image {name}.png in {path.parent}")
 
     def _load_index(self, path: Path) -> None:
         data = self._read(path)
@@ -172,7 +177,8 @@ class AssetsManager:
                     self._problem(f"{path}: learned {entry.get('name')!r}: file {entry['path']} is missing")
 
     def _problem(self, message: str) -> None:
-        logger.warning("[assets] %s", message)
+        # Collected, not logged as warnings: `remote modules check` and the runner report each once.
+        logger.debug("[assets] %s", message)
         self._problems.append(message)
 
     # -- queries ---------------------------------------------------------------

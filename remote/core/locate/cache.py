@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from remote.records import LocateResult
+from remote.core.records import LocateResult
 
 PATCH_SIDE = 48
 

@@ -16,7 +16,8 @@ at least ``ACCEPT``; otherwise the next tier runs. Several elements scoring near
 as well as the best are returned as ``candidates`` with ``reliable=False``. Every
 element is validated with ``coords.validate_bbox``/``visible_region``; a partly
 visible element is tapped in the middle of its visible part, or reported as not
-interactable. The UI dump is fetched from ``adb`` only for tiers that need it.
+interactable. Given no screenshot, it captures one from its ``device`` (and the UI
+dump only when a tier needs it).
 """
 
 from __future__ import annotations
@@ -29,31 +30,34 @@ from typing import Any
 from PIL import Image
 
 from remote.core.coords import bbox_center, to_pixels, validate_bbox, visible_region
+from remote.core.device.protocol import ScreenSource
 from remote.core.locate import features, matching, ocr, tree_roles, visual_policy
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate
+from remote.core.locate.protocols import VisionTier
 from remote.core.locate.screen import Screen
 from remote.core.locate.target_ref import VISUAL, default_tiers, parse_target
-from remote.core.locate.ui_tree import UITree, loosely_equal, normalize_text
-from remote.records import LocateResult, LocateStrategy, UIElement
+from remote.core.locate.ui_tree import UINode, UITree, loosely_equal, normalize_text
+from remote.core.records import LocateFailure, LocateResult, LocateStrategy, UIElement
 
 __all__ = ["HybridLocator", "LocateStrategy", "parse_target"]
 
 logger = logging.getLogger(__name__)
 
 ALIASES = {"visual": VISUAL, "opencv": VISUAL, "ui_tree": ("tree",), "model": ("vision",)}
+PARTIAL_MATCHES = ("contains", "similar")   # tree and OCR hits that are not the whole label
 KNOWN_TIERS = {"tree", "template", "multiscale", "orb", "ocr", "vision", "fixed"}
 
 
 class HybridLocator:
     """Every argument is optional: a locator for screenshot files needs no device."""
 
-    def __init__(self, adb: Any = None, assets: AssetsManager | None = None, vision: Any = None,
-                 strategy: LocateStrategy | str = LocateStrategy.OPENCV_FIRST,
+    def __init__(self, device: ScreenSource | None = None, assets: AssetsManager | None = None,
+                 vision: VisionTier | None = None, strategy: LocateStrategy | str = LocateStrategy.OPENCV_FIRST,
                  fixed_points: dict[str, Any] | None = None, *, cache_ttl: float = 30.0,
                  learn_from_vision: bool = False, cache: LocateCache | None = None) -> None:
-        self.adb = adb
+        self.device = device
         self.assets = assets if assets is not None else AssetsManager()
         self.vision = vision
         self.strategy = LocateStrategy(strategy)
@@ -65,9 +69,9 @@ class HybridLocator:
     # -- public API ------------------------------------------------------------
     def capture_screen(self, region: dict[str, int] | Sequence[int] | None = None) -> Image.Image:
         """The device's screen (optionally a region ``{"x","y","width","height"}`` or x1,y1,x2,y2)."""
-        if self.adb is None:
-            raise ValueError("no device: pass a screenshot, or build the locator with adb=")
-        img = self.adb.screenshot()
+        if self.device is None:
+            raise ValueError("no device: pass a screenshot, or build the locator with device=")
+        img = self.device.screenshot()
         if region is None:
             return img
         if isinstance(region, dict):
@@ -99,8 +103,8 @@ class HybridLocator:
         start = time.perf_counter()
         kind, value = parse_target(target_ref)
         if not value and kind != "editable":   # a bare editable: means the focused or only text field
-            return LocateResult(False, error=f"empty target_ref {target_ref!r}")
-        screen = self._screen(screenshot, hierarchy)
+            return LocateResult(False, error=f"empty target_ref {target_ref!r}", failure=LocateFailure.BAD_INPUT)
+        screen = self._screen(screenshot, hierarchy, need_tree="tree" in strategies)
         key = (target_ref, tuple(strategies), self.strategy.value, id(self.assets), screen.size)
         cached = self.cache.get(key, screen.gray)
         if cached is not None:
@@ -139,16 +143,18 @@ class HybridLocator:
         return calibrate("template", checks["score"]) >= ACCEPT
 
     # -- internals -------------------------------------------------------------
-    def _screen(self, screenshot: Any, hierarchy: str | UITree | None) -> Screen:
+    def _screen(self, screenshot: Any, hierarchy: str | UITree | None, *, need_tree: bool = False) -> Screen:
         if isinstance(screenshot, Screen):  # a caller that already holds the screen (the runner)
             self._last = screenshot
             return screenshot
         if screenshot is None:
             screenshot = self.capture_screen()
+            if hierarchy is None and need_tree and self.device is not None:
+                hierarchy = self.device.dump_hierarchy()   # taken with the screenshot, explicitly
         if self._last is not None and self._last.source is screenshot and (
                 hierarchy is None or self._last.hierarchy is hierarchy):
             return self._last
-        self._last = Screen(screenshot, hierarchy, self.adb)
+        self._last = Screen(screenshot, hierarchy)
         return self._last
 
     def _expand(self, strategies: Sequence[str]) -> list[str]:
@@ -182,7 +188,7 @@ class HybridLocator:
                 i += len(group)
                 if refs:
                     result = self._visual_chain(refs, group, screen, etype, tried)
-                    if result.success or result.error.startswith("not interactable"):
+                    if result.success or result.failure is LocateFailure.NOT_INTERACTABLE:
                         result.tiers_tried = tried
                         return result
                     errors.append(result.error)
@@ -193,14 +199,14 @@ class HybridLocator:
             if err:
                 errors.append(f"{tier}: {err}")
             result = self._decide(tier, elements, screen)
-            if result is not None and (result.success or result.error.startswith("not interactable")):
+            if result is not None and (result.success or result.failure is LocateFailure.NOT_INTERACTABLE):
                 result.tiers_tried = tried
                 return result
             if result is not None:
                 errors.append(result.error)
             seen += elements
         return LocateResult(False, method_used="", error="; ".join(e for e in errors if e) or "not found",
-                            tiers_tried=tried)
+                            tiers_tried=tried, failure=LocateFailure.NOT_FOUND)
 
     def _tier(self, tier: str, kind: str, value: str, screen: Screen, etype: str, refs: list[Any],
               seen: list[UIElement]) -> tuple[list[UIElement], str]:
@@ -233,24 +239,24 @@ class HybridLocator:
         if kind == "id":
             nodes = tree.find_by_id(value)
         elif kind == "desc":
-            nodes = tree.find_by_desc(value)
+            nodes = tree.find_by_desc(value, exact=True) or tree.find_by_desc(value, exact=False)
         else:
-            nodes = tree.find_by_text(value)
-            # A field showing the text just typed (a search box) echoes the query; when other nodes carry
-            # the text too, they are what the step means (the search result), not the echo.
-            shown = [n for n in nodes if "EditText" not in n.class_name]
-            if shown and len(shown) < len(nodes):
-                nodes = shown
+            nodes = self._text_nodes(tree, value)
+        nodes = tree.without_containers(nodes)
         q = normalize_text(value)
         out: list[UIElement] = []
         for n in nodes:
             target = tree.clickable_target(n)
             if any(e.bbox == target.bounds for e in out):
                 continue
-            label = normalize_text(n.text if kind == "text" and normalize_text(n.text) else n.content_desc)
-            exact = kind == "id" or label == q
-            loose = not exact and loosely_equal(label, value)   # equal but for punctuation and symbols
+            labels = [normalize_text(n.content_desc)] if kind == "desc" else \
+                [normalize_text(n.text), normalize_text(n.content_desc)]
+            exact = kind == "id" or q in labels
+            loose = not exact and any(loosely_equal(lb, value) for lb in labels)   # equal but for punctuation
+            label = max(labels, key=lambda lb: q in lb)
             raw = 1.0 if exact else 0.95 if loose else 0.5 + 0.3 * (len(q) / max(len(label), 1))
+            if exact and kind == "text" and labels[0] != q:
+                raw = 0.96   # named by its content-desc only: a node showing the text comes first (MIUI's icon+title)
             out.append(self._element("tree", target.bounds, raw, n.label or n.resource_id, etype, node=n.position,
                                      match="exact" if exact else "loose" if loose else "contains",
                                      resource_id=n.resource_id))
@@ -264,6 +270,20 @@ class HybridLocator:
                 out.append(self._element("tree", target.bounds, tree_roles.score(hit, kind, value), hit.describe(),
                                          etype, node=hit.node.position, match=hit.match))
         return out
+
+    @staticmethod
+    def _text_nodes(tree: UITree, value: str) -> list[UINode]:
+        """Nodes showing ``value``: exactly, else containing it (those are candidates only, see _decide).
+
+        A field showing the text just typed (a search box) echoes the query: when other nodes show
+        it too, or contain it ("没有找到'李雷'相关结果"), they are what the step is about, not the echo.
+        """
+        exact = tree.find_by_text(value, exact=True)
+        shown = [n for n in exact if "EditText" not in n.class_name]
+        if shown:
+            return shown
+        contained = [n for n in tree.find_by_text(value, exact=False) if "EditText" not in n.class_name]
+        return contained if exact and contained else exact or tree.find_by_text(value, exact=False)
 
     def _ocr_elements(self, screen: Screen, value: str, etype: str) -> list[UIElement]:
         hits = ocr.match_text(value, screen.text_boxes())
@@ -334,7 +354,8 @@ class HybridLocator:
             bgrs = [(matching.as_bgr(ref, "reference image"), size) for ref, size in refs]
             tpls = [(tpl, size, matching.information(tpl)) for tpl, size in bgrs]
         except matching.ImageInputError as exc:
-            return LocateResult(False, error=str(exc), method_used=tiers[0] if tiers else "")
+            return LocateResult(False, error=str(exc), method_used=tiers[0] if tiers else "",
+                                failure=LocateFailure.BAD_INPUT)
         for tier in tiers:
             if tier == "orb" and not any(visual_policy.orb_worth_trying(info, best_before) for _, _, info in tpls):
                 continue
@@ -347,12 +368,12 @@ class HybridLocator:
             if tier != "orb":
                 best_before = max([best_before or 0.0] + [e.metadata["raw_score"] for e in elements])
             result = self._decide(tier, elements, screen)
-            if result is not None and (result.success or result.error.startswith("not interactable")):
+            if result is not None and (result.success or result.failure is LocateFailure.NOT_INTERACTABLE):
                 return result
             if result is not None:
                 errors.append(result.error)
                 near += result.candidates[:3]
-        return LocateResult(False, error="; ".join(errors) or "no visual match",
+        return LocateResult(False, error="; ".join(errors) or "no visual match", failure=LocateFailure.NOT_FOUND,
                             candidates=sorted(near, key=lambda e: e.confidence, reverse=True)[:5])
 
     def _visual_elements(self, tier: str, tpl: Any, screen: Screen, etype: str, source_size: tuple[int, int] | None,
@@ -382,14 +403,20 @@ class HybridLocator:
         elements = sorted(elements, key=lambda e: e.confidence, reverse=True)
         best = elements[0]
         if best.confidence < ACCEPT:
-            return LocateResult(False, method_used=tier, candidates=elements[:5],
+            return LocateResult(False, method_used=tier, candidates=elements[:5], failure=LocateFailure.NOT_FOUND,
                                 error=f"{tier}: best confidence {best.confidence:.2f} < {ACCEPT}")
+        if best.metadata.get("match") in PARTIAL_MATCHES:
+            # Only part of a longer text ("张三" inside "没有找到'张三'相关结果"): a candidate, never tapped unasked.
+            shown = ", ".join(repr(e.description[:40]) for e in elements[:3])
+            return LocateResult(False, method_used=tier, candidates=elements[:5], failure=LocateFailure.NOT_FOUND,
+                                error=f"{tier}: nothing shows exactly that; {len(elements)} text(s) contain it "
+                                      f"({shown})")
         best_raw = best.metadata.get("raw_score", 0.0)
         rivals = [e for e in elements[1:] if e.confidence >= ACCEPT
                   and e.metadata.get("raw_score", 0.0) >= best_raw - AMBIGUITY_MARGIN]
         if not self._validate(best, screen.size):
-            return LocateResult(False, element=best, method_used=tier,
-                                error=f"not interactable: {best.visible_region}")
+            return LocateResult(False, element=best, method_used=tier, failure=LocateFailure.NOT_INTERACTABLE,
+                                error=f"not interactable: {describe_visibility(best.visible_region)}")
         for e in rivals:
             self._validate(e, screen.size)
         return LocateResult(True, element=best, method_used=tier, candidates=[best, *rivals] if rivals else [],
@@ -411,3 +438,10 @@ class HybridLocator:
             element.center = bbox_center(vis["safe_region"])
         return bool(vis["can_interact"])
 
+
+def describe_visibility(region: dict[str, Any] | None) -> str:
+    """``{"visible_fraction": 0.12, ...}`` -> "12% of it is on the screen" (never a raw dict in a message)."""
+    if not region:
+        return "it is off the screen"
+    fraction = float(region.get("visible_fraction") or 0.0)
+    return "it is off the screen" if fraction <= 0 else f"only {fraction:.0%} of it is on the screen"

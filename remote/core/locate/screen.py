@@ -1,4 +1,10 @@
-"""One screenshot as the locator's tiers see it: converted once, tree/OCR/ORB computed lazily."""
+"""One screen as the locator's tiers see it: an image and (when it was dumped with it) its UI tree.
+
+Pure: a Screen never talks to a phone. Whoever captures it (the runner's
+``Capture``, a test, a command reading files) says whether the UI dump was taken
+with it; derived data (gray copy, pyramid, OCR lines, ORB features, the parsed
+tree) is computed once, on first use.
+"""
 
 from __future__ import annotations
 
@@ -15,16 +21,17 @@ logger = logging.getLogger(__name__)
 
 
 class Screen:
-    def __init__(self, screenshot: Any, hierarchy: str | UITree | None = None, adb: Any = None) -> None:
+    def __init__(self, screenshot: Any, hierarchy: str | UITree | None = None, *, secure: bool = False,
+                 tree_error: str = "") -> None:
         self.source = screenshot
         self.bgr = matching.as_bgr(screenshot, "screenshot")
         self.gray = matching.to_gray(self.bgr)
         self.size = (self.bgr.shape[1], self.bgr.shape[0])
         self._pil = screenshot if isinstance(screenshot, Image.Image) else None
         self.hierarchy = hierarchy
-        self._adb = adb
+        self.secure = secure           # the image is a black stand-in: a FLAG_SECURE window (the tree still works)
         self._tree: UITree | None = None
-        self._tree_error = ""
+        self._tree_error = tree_error
         self._texts: dict[int, list[ocr.TextBox]] = {}
         self._orb: tuple[Any, Any] | None = None
         self._pyramid: matching.Pyramid | None = None
@@ -35,16 +42,24 @@ class Screen:
             self._pil = Image.fromarray(np.ascontiguousarray(self.bgr[:, :, ::-1]))
         return self._pil
 
+    @property
+    def xml(self) -> str | None:
+        """The UI dump as taken (None when the screen came without one, or as a parsed tree)."""
+        return self.hierarchy if isinstance(self.hierarchy, str) else None
+
+    @property
+    def tree_taken(self) -> bool:
+        """The UI dump was taken with this screen (it may have failed; then ``tree()`` is None)."""
+        return self.hierarchy is not None or bool(self._tree_error) and self._tree_error != "no hierarchy"
+
     def tree(self) -> UITree | None:
-        """The parsed UI tree: from ``hierarchy``, else fetched once from the device (~1 s)."""
+        """The parsed UI tree, or None when the screen came without one (or it could not be parsed)."""
         if self._tree is not None or self._tree_error:
             return self._tree
         xml = self.hierarchy
         if isinstance(xml, UITree):
             self._tree = xml
             return xml
-        if xml is None and self._adb is not None and hasattr(self._adb, "dump_hierarchy"):
-            xml = self._adb.dump_hierarchy()
         if xml is None:
             self._tree_error = "no hierarchy"
             return None

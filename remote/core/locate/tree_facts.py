@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from remote.records import LocateResult, StepPlan
+from remote.core.records import LocateResult, StepPlan
 
 
 def already_selected(screen: Any, loc: LocateResult) -> bool:

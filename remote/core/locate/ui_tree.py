@@ -187,6 +187,20 @@ class UITree:
         return [n for n in self.nodes if self.on_screen(n)
                 and (n.class_name == c or n.class_name.rsplit(".", 1)[-1] == c)]
 
+    def is_ancestor(self, ancestor: UINode, node: UINode) -> bool:
+        """True when ``ancestor`` contains ``node`` in the tree (not the node itself)."""
+        cur = node.parent
+        while cur is not None:
+            if cur == ancestor.position:
+                return True
+            cur = self.nodes[cur].parent
+        return False
+
+    def without_containers(self, nodes: list[UINode]) -> list[UINode]:
+        """Drop nodes that contain another of ``nodes``: a WebView whose text repeats the page title, a
+        row whose content-desc repeats its label; the leaf that draws the text is what was meant."""
+        return [n for n in nodes if not any(other is not n and self.is_ancestor(n, other) for other in nodes)]
+
     def clickable_target(self, node: UINode) -> UINode:
         """The node itself when clickable, else its nearest clickable on-screen ancestor (or itself)."""
         cur: UINode | None = node
@@ -195,6 +209,13 @@ class UITree:
                 return cur
             cur = self.nodes[cur.parent] if cur.parent is not None else None
         return node
+
+    def label_at(self, point: tuple[int, int]) -> str:
+        """The text or content-desc of the smallest labelled node under ``point`` ("" when none)."""
+        x, y = point
+        hits = [n for n in self.nodes if n.label.strip() and self.on_screen(n)
+                and n.bounds[0] <= x < n.bounds[2] and n.bounds[1] <= y < n.bounds[3]]
+        return min(hits, key=lambda n: n.width * n.height).label if hits else ""
 
     def focused_node(self) -> UINode | None:
         for n in self.nodes:

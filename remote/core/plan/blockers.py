@@ -29,7 +29,7 @@ from PIL import Image
 
 from remote.core.coords import bbox_center  # noqa: F401 - re-exported for callers tapping a suggestion
 from remote.core.locate.ui_tree import UINode, UITree, normalize_text, parse_hierarchy
-from remote.records import Blocker, BlockerType, DismissSuggestion
+from remote.core.records import Blocker, BlockerType, DismissSuggestion
 
 KEYCODE_BACK = 4
 PERMISSION_PACKAGES = ("com.android.permissioncontroller", "com.google.android.permissioncontroller",
@@ -269,21 +269,32 @@ _QUOTED = re.compile(r"[「“\"'《](.+?)[」”\"'》]")
 def expectation_in_tree(tree: UITree, expected: str) -> bool | None:
     """True/False when the tree can decide ``expected``; None when only a model can.
 
-    ``text:X`` / ``desc:X`` / ``id:X`` are checked exactly as the locator would;
-    free text is checked through its quoted parts (「张三」) or as a whole phrase.
+    ``text:X`` / ``desc:X`` / ``id:X`` are checked as the locator would (a node showing
+    exactly X); free text is checked through its quoted parts (「张三」) or as a whole phrase.
     """
     expected = (expected or "").strip()
     if not expected:
         return None
-    for prefix, finder in (("text:", tree.find_by_text), ("desc:", tree.find_by_desc), ("id:", tree.find_by_id)):
+    for prefix, finder in (("text:", tree.find_by_text), ("desc:", tree.find_by_desc)):
         if expected.startswith(prefix):
-            return bool(finder(expected[len(prefix):].strip()))
+            return bool(finder(expected[len(prefix):].strip(), exact=True))
+    if expected.startswith("id:"):
+        return bool(tree.find_by_id(expected[3:].strip()))
+    return expectation_in_texts(tree.texts(), expected)
+
+
+def expectation_in_texts(texts: list[str], expected: str) -> bool | None:
+    """The same decision on plain lines of text (OCR readings): True, False, or None (a model must say)."""
+    expected = (expected or "").strip()
+    lines = [normalize_text(t) for t in texts]
+    for prefix in ("text:", "desc:"):
+        if expected.startswith(prefix):
+            return normalize_text(expected[len(prefix):]) in lines
     quoted = _QUOTED.findall(expected)
-    texts = [normalize_text(t) for t in tree.texts()]
     if quoted:
-        return all(any(normalize_text(q) in t for t in texts) for q in quoted)
+        return all(any(normalize_text(q) in t for t in lines) for q in quoted)
     whole = normalize_text(expected)
-    if any(whole == t or (len(whole) >= 2 and whole in t) for t in texts):
+    if whole and any(whole == t or (len(whole) >= 2 and whole in t) for t in lines):
         return True
     return None
 

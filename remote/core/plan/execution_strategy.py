@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from remote.records import ActionName, ExecutionLevel, StepPlan
+from remote.core.records import ActionName, ExecutionLevel, StepPlan
 
 LEVEL0_ACTIONS = frozenset({ActionName.LAUNCH_APP, ActionName.OPEN_URL, ActionName.CALL, ActionName.GO_HOME,
                             ActionName.WAIT, ActionName.PRESS_KEY, ActionName.FINISH})
@@ -68,7 +68,7 @@ def wait_after_ms(step: StepPlan, level: ExecutionLevel | None = None) -> int:
 def batch_steps(steps: Sequence[StepPlan]) -> list[list[StepPlan]]:
     """Group consecutive level-0 steps; every other step is a batch of its own.
 
-    >>> from remote.records import StepPlan, ActionName as A
+    >>> from remote.core.records import StepPlan, ActionName as A
     >>> s = [StepPlan(1, A.LAUNCH_APP), StepPlan(2, A.WAIT), StepPlan(3, A.TAP, "text:OK"), StepPlan(4, A.GO_HOME)]
     >>> [[x.step for x in b] for b in batch_steps(s)]
     [[1, 2], [3], [4]]

@@ -6,7 +6,7 @@ The format is the design's (``../shared/seeds/003_*``)::
      "steps": [{"step": 1, "action": "tap", "target_ref": "text:微信", "target_type": "text",
                 "description": "...", "params": {}, "verify_ref": null, "success_condition": "...",
                 "fallback": null, "timeout": 3000, "retry": 2, "wait_before": 0, "wait_after": 300}],
-     "success_criteria": "...", "potential_issues": ["..."]}
+     "success_check": {"text": "你好"}, "success_criteria": "...", "potential_issues": ["..."]}
 
 Repaired where safe (each repair is listed in ``plan.analysis["repairs"]``):
 action synonyms (``click`` -> ``tap``, ``type`` -> ``input_text``, ``back`` ->
@@ -15,22 +15,27 @@ moved into ``params``, ``x``/``y`` params into ``xy:``, ``retry`` above 5 lowere
 to 5, missing or unknown ``target_type`` inferred from the ``target_ref``, steps
 renumbered. Rejected (:class:`PlanError` listing every problem): no steps,
 unknown actions, a tap without a target, ``input_text`` without text, a swipe
-without direction or coordinates, negative or absurd waits and timeouts, bad
-``xy:`` targets.
+without direction or points, any number that is not finite or out of its bounds
+(waits <= 60 s, key repeats <= 50, gestures <= 10 s: :mod:`remote.core.plan.actions`),
+bad ``xy:`` targets, a model's plan without a final check. ``target_ref`` may be
+a list: alternatives tried in order.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
-from remote.records import ActionName, StepPlan, TargetType, TaskPlan
+from remote.core.plan.actions import ArgsError, Finish, Swipe, Wait, parse_args
+from remote.core.plan.checks import SuccessCheck, parse_success_check
+from remote.core.records import ActionName, StepPlan, TargetType, TaskPlan
 
 MAX_STEPS = 50
 MAX_RETRY = 5
 MAX_WAIT_MS = 60_000
 MAX_TIMEOUT_MS = 120_000
-TARGET_PREFIXES = ("text:", "id:", "desc:", "dynamic:", "xy:", "fixed:")
+TARGET_PREFIXES = ("text:", "id:", "desc:", "dynamic:", "xy:", "fixed:", "editable:", "role:")
 DIRECTIONS = ("up", "down", "left", "right")
 
 ACTION_SYNONYMS: dict[str, str] = {
@@ -62,21 +67,19 @@ class PlanError(ValueError):
 
 
 def _number(value: Any, name: str, where: str, problems: list[str], repairs: list[str]) -> int | None:
-    if isinstance(value, bool):
-        problems.append(f"{where}: {name} must be a number, not {value!r}")
-        return None
-    if isinstance(value, int | float):
-        return int(value)
-    if isinstance(value, str):
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
         try:
-            number = int(float(value.strip().removesuffix("ms").strip()))
+            number = float(value.strip().removesuffix("ms").strip())
+            repairs.append(f"{where}: {name} {value!r} read as a number")
         except ValueError:
-            problems.append(f"{where}: {name} must be a number, not {value!r}")
-            return None
-        repairs.append(f"{where}: {name} {value!r} read as {number}")
-        return number
-    problems.append(f"{where}: {name} must be a number, not {value!r}")
-    return None
+            number = None
+    if number is None or not math.isfinite(number):
+        problems.append(f"{where}: {name} must be a finite number, not {str(value)[:40]!r}")
+        return None
+    return int(number)
 
 
 def normalize_action(value: Any) -> str | None:
@@ -112,7 +115,7 @@ def check_target_ref(ref: str, screen_size: tuple[int, int] | None = None) -> st
             return f"xy target {ref!r} is outside the screen"
         return None
     for prefix in TARGET_PREFIXES:
-        if ref.startswith(prefix) and not ref[len(prefix):].strip():
+        if ref.startswith(prefix) and not ref[len(prefix):].strip() and prefix != "editable:":
             return f"target {ref!r} names nothing after {prefix!r}"
     return None
 
@@ -120,85 +123,52 @@ def check_target_ref(ref: str, screen_size: tuple[int, int] | None = None) -> st
 def _params(raw: dict[str, Any], where: str, repairs: list[str]) -> dict[str, Any]:
     params = raw.get("params")
     params = dict(params) if isinstance(params, dict) else {}
-    for key in ("text", "direction", "key", "keycode", "package", "url", "number", "duration", "ms"):
+    for key in ("text", "direction", "key", "keycode", "package", "url", "number", "duration", "ms", "times",
+                "start", "end", "message", "success"):
         if key in raw and key not in params:
             params[key] = raw[key]
             repairs.append(f"{where}: top-level {key!r} moved into params")
     return params
 
 
-def _check_action(action: ActionName, step: dict[str, Any], where: str, problems: list[str],
-                  repairs: list[str]) -> None:
-    params = step["params"]
-    if action in _TARGETED and not step["target_ref"]:
+def _targets(raw: dict[str, Any], where: str, problems: list[str]) -> list[str]:
+    value = raw.get("target_ref") or raw.get("target") or None
+    items = value if isinstance(value, list) else [value] if value is not None else []
+    out = []
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            problems.append(f"{where}: target_ref must be a string or a list of strings, not {str(item)[:40]!r}")
+            continue
+        out.append(item.strip())
+    return out
+
+
+def _xy_from_params(action: ActionName, params: dict[str, Any], targets: list[str], where: str,
+                    problems: list[str], repairs: list[str]) -> None:
+    if action in _TARGETED and not targets:
         if "x" in params and "y" in params:
-            step["target_ref"] = f"xy:{params.pop('x')},{params.pop('y')}"
-            repairs.append(f"{where}: x/y params turned into {step['target_ref']}")
+            targets.append(f"xy:{params.pop('x')},{params.pop('y')}")
+            repairs.append(f"{where}: x/y params turned into {targets[0]}")
         else:
             problems.append(f"{where}: {action.value} needs a target_ref")
-    elif action is ActionName.INPUT_TEXT and not isinstance(params.get("text"), str | int | float):
-        problems.append(f"{where}: input_text needs params.text")
-    elif action is ActionName.SWIPE:
-        direction = str(params.get("direction", "")).lower()
-        has_coords = all(k in params for k in ("x1", "y1", "x2", "y2")) or ("start" in params and "end" in params)
-        if direction in DIRECTIONS:
-            params["direction"] = direction
-        elif not has_coords:
-            problems.append(f"{where}: swipe needs params.direction (up/down/left/right) or x1,y1,x2,y2")
-    elif action is ActionName.PRESS_KEY and not (params.get("key") or params.get("keycode")):
-        problems.append(f"{where}: press_key needs params.key or params.keycode")
-    elif action is ActionName.LAUNCH_APP and not (params.get("package") or params.get("app") or step["target_ref"]):
-        problems.append(f"{where}: launch_app needs params.package")
-    elif action is ActionName.OPEN_URL and not params.get("url"):
-        problems.append(f"{where}: open_url needs params.url")
-    elif action is ActionName.CALL and not (params.get("number") or params.get("phone")):
-        problems.append(f"{where}: call needs params.number")
-    elif action is ActionName.WAIT and not any(k in params for k in ("ms", "seconds", "duration")):
-        params["ms"] = 1000
-        repairs.append(f"{where}: wait without a duration waits 1000 ms")
 
 
-def _fallback(value: Any, where: str, repairs: list[str]) -> dict[str, Any] | None:
+def _fallback(value: Any, where: str, screen_size: tuple[int, int] | None, source: str,
+              repairs: list[str]) -> StepPlan | None:
     if value is None or value == {}:
         return None
     if not isinstance(value, dict):
-        repairs.append(f"{where}: fallback {value!r} is not an object; dropped")
+        repairs.append(f"{where}: fallback {str(value)[:40]!r} is not an object; dropped")
         return None
-    action = normalize_action(value.get("action"))
-    if action is None:
-        repairs.append(f"{where}: fallback action {value.get('action')!r} unknown; fallback dropped")
+    problems: list[str] = []
+    step = parse_step(value, 0, screen_size=screen_size, source=source, problems=problems, repairs=[])
+    if step is None or problems:
+        repairs.append(f"{where}: fallback dropped ({'; '.join(problems)[:200]})")
         return None
-    return {**value, "action": action}
+    return step
 
 
-def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = None,
-               problems: list[str], repairs: list[str]) -> StepPlan | None:
-    where = f"step {number}"
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: must be an object, not {type(raw).__name__}")
-        return None
-    action_name = normalize_action(raw.get("action"))
-    if action_name is None:
-        problems.append(f"{where}: unknown action {raw.get('action')!r} "
-                        f"(use one of {', '.join(a.value for a in ActionName)})")
-        return None
-    if action_name != str(raw.get("action")).strip():
-        repairs.append(f"{where}: action {raw.get('action')!r} read as {action_name!r}")
-    params = _params(raw, where, repairs)
-    if str(raw.get("action")).strip().lower() in ("back", "go_back"):
-        params.setdefault("key", "BACK")
-    action = ActionName(action_name)
-    target_ref = raw.get("target_ref") or raw.get("target") or None
-    if target_ref is not None and not isinstance(target_ref, str):
-        problems.append(f"{where}: target_ref must be a string, not {target_ref!r}")
-        target_ref = None
-    step = {"params": params, "target_ref": target_ref.strip() if target_ref else None}
-    _check_action(action, step, where, problems, repairs)
-    target_ref = step["target_ref"]
-    if target_ref:
-        problem = check_target_ref(target_ref, screen_size)
-        if problem:
-            problems.append(f"{where}: {problem}")
+def _timing(raw: dict[str, Any], where: str, problems: list[str], repairs: list[str]) -> dict[str, int]:
     values: dict[str, int] = {}
     for name, default, low, high in (("timeout", 3000, 1, MAX_TIMEOUT_MS), ("retry", 2, 0, None),
                                      ("wait_before", 0, 0, MAX_WAIT_MS), ("wait_after", 300, 0, MAX_WAIT_MS)):
@@ -213,28 +183,74 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
     if values.get("retry", 0) > MAX_RETRY:
         repairs.append(f"{where}: retry {values['retry']} lowered to {MAX_RETRY}")
         values["retry"] = MAX_RETRY
-    target_type = None
+    return values
+
+
+def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = None, source: str = "model",
+               problems: list[str], repairs: list[str]) -> StepPlan | None:
+    """One step of a plan -> a :class:`StepPlan` with its typed, bounded ``args``; problems are appended."""
+    where = f"step {number}"
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be an object, not {type(raw).__name__}")
+        return None
+    action_name = normalize_action(raw.get("action"))
+    if action_name is None:
+        problems.append(f"{where}: unknown action {str(raw.get('action'))[:40]!r} "
+                        f"(use one of {', '.join(a.value for a in ActionName)})")
+        return None
+    if action_name != str(raw.get("action")).strip():
+        repairs.append(f"{where}: action {raw.get('action')!r} read as {action_name!r}")
+    params = _params(raw, where, repairs)
+    if str(raw.get("action")).strip().lower() in ("back", "go_back"):
+        params.setdefault("key", "BACK")
+    action = ActionName(action_name)
+    targets = _targets(raw, where, problems)
+    _xy_from_params(action, params, targets, where, problems, repairs)
+    for target in targets:
+        problem = check_target_ref(target, screen_size)
+        if problem:
+            problems.append(f"{where}: {problem}")
+    target_ref = targets[0] if targets else None
+    description = str(raw.get("description") or "")[:500]
+    try:
+        args = parse_args(action, params, target_ref, description)
+    except ArgsError as exc:
+        problems.extend(f"{where}: {p}" for p in exc.problems)
+        return None
+    # params as they will be read: a direction in lower case, a wait's length written out
+    if isinstance(args, Swipe) and args.direction:
+        params["direction"] = args.direction
+    if isinstance(args, Wait) and not any(k in params for k in ("ms", "seconds", "duration")):
+        params["ms"] = args.ms
+        repairs.append(f"{where}: wait without a duration waits {args.ms} ms")
+    values = _timing(raw, where, problems, repairs)
     raw_type = raw.get("target_type")
     if raw_type in TargetType._value2member_map_:
-        target_type = TargetType(raw_type)
+        target_type: TargetType | None = TargetType(raw_type)
     else:
         target_type = infer_target_type(target_ref)
         if raw_type is not None:
-            repairs.append(f"{where}: target_type {raw_type!r} unknown; inferred {target_type}")
+            repairs.append(f"{where}: target_type {str(raw_type)[:40]!r} unknown; inferred {target_type}")
     if target_ref and target_ref.startswith("dynamic:"):
         target_type = TargetType.DYNAMIC
     return StepPlan(step=number, action=action, target_ref=target_ref, target_type=target_type,
-                    description=str(raw.get("description") or ""), params=params,
+                    description=description, params=params,
                     verify_ref=raw.get("verify_ref") if isinstance(raw.get("verify_ref"), str) else None,
-                    success_condition=(str(raw["success_condition"]) if raw.get("success_condition") else None),
-                    fallback=_fallback(raw.get("fallback"), where, repairs),
+                    success_condition=(str(raw["success_condition"])[:500] if raw.get("success_condition") else None),
+                    fallback=_fallback(raw.get("fallback"), where, screen_size, source, repairs),
                     timeout=values.get("timeout", 3000), retry=values.get("retry", 2),
-                    wait_before=values.get("wait_before", 0), wait_after=values.get("wait_after", 300))
+                    wait_before=values.get("wait_before", 0), wait_after=values.get("wait_after", 300),
+                    alternatives=tuple(targets[1:]), source=source, args=args)
 
 
 def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source: str = "model",
                module: str = "") -> TaskPlan:
-    """Validate a parsed plan reply; raise :class:`PlanError` listing every problem."""
+    """Validate a parsed plan reply; raise :class:`PlanError` listing every problem.
+
+    A model's plan (``source`` model or replan) must say what the finished task
+    looks like: a ``success_check`` (the grammar of :mod:`remote.core.plan.checks`),
+    or at least a ``success_criteria`` sentence for the verifier.
+    """
     problems: list[str] = []
     repairs: list[str] = []
     if isinstance(data, list):
@@ -250,20 +266,30 @@ def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source:
     steps = []
     for i, raw in enumerate(raw_steps, start=1):
         if isinstance(raw, dict) and raw.get("step") not in (None, i, str(i)):
-            repairs.append(f"step {i}: numbered {raw.get('step')!r}; renumbered")
-        step = parse_step(raw, i, screen_size=screen_size, problems=problems, repairs=repairs)
+            repairs.append(f"step {i}: numbered {str(raw.get('step'))[:20]!r}; renumbered")
+        step = parse_step(raw, i, screen_size=screen_size, source=source, problems=problems, repairs=repairs)
         if step is not None:
             steps.append(step)
+    check = SuccessCheck()
+    try:
+        check = parse_success_check(data.get("success_check"))
+    except ArgsError as exc:
+        problems.extend(exc.problems)
+    criteria = str(data.get("success_criteria") or "")[:1000]
+    ends_in_failure = bool(steps) and isinstance(steps[-1].args, Finish) and not steps[-1].args.success
+    if source != "template" and not check and not criteria and not ends_in_failure:
+        problems.append("the plan needs a success_check (app / text / target / absent / toggle) saying what the "
+                        "finished task looks like")
     if problems:
         raise PlanError(problems)
     analysis = data.get("analysis")
     if not isinstance(analysis, dict):
-        analysis = {"summary": str(analysis)} if analysis else {}
+        analysis = {"summary": str(analysis)[:1000]} if analysis else {}
     issues = data.get("potential_issues") or []
     if isinstance(issues, str):
         issues = [issues]
     if repairs:
         analysis = {**analysis, "repairs": repairs}
-    return TaskPlan(analysis=analysis, steps=steps, success_criteria=str(data.get("success_criteria") or ""),
-                    potential_issues=[str(i) for i in issues] if isinstance(issues, list) else [],
-                    source=source, module=module)
+    return TaskPlan(analysis=analysis, steps=steps, success_criteria=criteria,
+                    potential_issues=[str(i)[:500] for i in issues] if isinstance(issues, list) else [],
+                    source=source, module=module, success_check=check)

@@ -26,7 +26,7 @@ from typing import Any
 from PIL import Image
 
 from remote.core.record.report import write_report
-from remote.records import StepResult, TaskResult, to_jsonable
+from remote.core.records import StepResult, TaskResult, to_jsonable
 
 logger = logging.getLogger(__name__)
 RECORD_VERSION = 1
@@ -43,10 +43,14 @@ class RunRecorder:
                  now: float | None = None) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
         base = Path(runs_dir) / f"{stamp}-{slugify(task)}"
+        base.parent.mkdir(parents=True, exist_ok=True)
         path, n = base, 2
-        while path.exists():
-            path, n = Path(f"{base}-{n}"), n + 1
-        path.mkdir(parents=True)
+        while True:   # mkdir is the atomic claim: two runs in the same second get two folders
+            try:
+                path.mkdir()
+                break
+            except FileExistsError:
+                path, n = Path(f"{base}-{n}"), n + 1
         self.dir = path
         self.task = task
         self.scrub = scrub or (lambda s: s)
@@ -75,6 +79,10 @@ class RunRecorder:
             files = self.save_screen(f"{tag}-{phase}", screen_image(screen), screen_xml(screen))
             for kind, fname in files.items():
                 sr.artifacts[phase if kind == "image" else f"{phase}_xml"] = fname
+        for i, (popup, screen) in enumerate(zip(sr.popups, sr.popup_screens, strict=False), start=1):
+            files = self.save_screen(f"{tag}-popup{i}", screen_image(screen))
+            if "image" in files:
+                popup["image"] = files["image"]
 
     def write(self, result: TaskResult, meta: dict[str, Any]) -> Path:
         """Write run.json and report.html; returns the record's folder."""

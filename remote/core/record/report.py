@@ -28,7 +28,7 @@ def annotate(image: Image.Image, bbox: Any = None, point: Any = None, candidates
         if box:
             draw.rectangle(list(box), outline=(255, 150, 0), width=width)
     if bbox:
-        draw.rectangle(list(bbox), outline=(230, 0, 230), width=width * 2)
+        draw.rectangle(list(bbox), outline=(0, 200, 0), width=width * 2)
     if point:
         x, y = point
         r = max(8, img.width // 60)

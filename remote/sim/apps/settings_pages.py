@@ -1,13 +1,13 @@
 """What Settings shows on each ROM: the pages, their rows, where each switch sits, the search index.
 
 Texts are the ROMs' zh-CN strings (AOSP ``values-zh-rCN``: 网络和互联网, 已关联的设备,
-WLAN, 蓝牙, 飞行模式, 向上导航, 搜索设置; MIUI: 搜索设置项, 我的设备, 开启WLAN,
-声音与振动). Where the switches sit differs, as on real phones:
+WLAN, 蓝牙, 飞行模式, 向上导航, 搜索设置; MIUI: 搜索设置项, 我的设备, 声音与振动).
+Where the switches sit differs, as on real phones:
 
 * ``aosp`` (Android 8-10 dashboard): the home page lists categories; WLAN and 飞行模式
   are switch rows on 网络和互联网, 蓝牙 on 已关联的设备.
 * ``miui``: WLAN and 蓝牙 are rows on the home page that open their own page, whose
-  first row (开启WLAN / 开启蓝牙) holds the switch; 飞行模式 is a switch on the home page.
+  first row (WLAN / 蓝牙 again) holds the switch; 飞行模式 is a switch on the home page.
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ MIUI: dict[str, tuple[str, list[Row]]] = {
         Row("蓝牙", _on_off("bluetooth"), "bluetooth"), Row("移动网络"), Row("显示", target="display"),
         Row("声音与振动", target="sound"),
     ]),
-    "wlan": ("WLAN", [Row("开启WLAN", key="wlan"), Row("WLAN 助理", "网络异常时自动切换")]),
-    "bluetooth": ("蓝牙", [Row("开启蓝牙", key="bluetooth"), Row("设备名称", "SimPhone")]),
+    "wlan": ("WLAN", [Row("WLAN", key="wlan"), Row("WLAN 助理", "网络异常时自动切换")]),
+    "bluetooth": ("蓝牙", [Row("蓝牙", key="bluetooth"), Row("设备名称", "SimPhone")]),
 }
 COMMON: dict[str, tuple[str, list[Row]]] = {
     "display": ("显示", [Row("亮度", "自适应"), Row("深色主题", "关闭"), Row("字体大小", "默认")]),
@@ -84,7 +84,7 @@ INDEX = {
     "aosp": {"WLAN": "network", "飞行模式": "network", "移动网络": "network", "蓝牙": "connected", "NFC": "connected",
              "显示": "display", "声音": "sound", "关于手机": "about", "网络和互联网": "network"},
     "miui": {"WLAN": "wlan", "蓝牙": "bluetooth", "飞行模式": "main", "显示": "display", "声音与振动": "sound",
-             "关于手机": "about", "我的设备": "about"},
+             "声音": "sound", "关于手机": "about", "我的设备": "about"},
 }
 SEARCH_HINT = {"aosp": "搜索设置", "miui": "搜索设置项"}
 

@@ -13,23 +13,13 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from remote.core.plan.actions import ActionName, Args, ArgsError, parse_args
+from remote.core.plan.checks import FailureScreen, SuccessCheck
+from remote.errors import ExitCode
+
+__all__ = ["ActionName", "ArgsError", "FailureScreen", "SuccessCheck"]  # re-exported: the vocabulary of plans and results
+
 BBox = tuple[int, int, int, int]
-
-
-class ActionName(enum.StrEnum):
-    TAP = "tap"
-    LONG_PRESS = "long_press"
-    SWIPE = "swipe"
-    INPUT_TEXT = "input_text"
-    PRESS_KEY = "press_key"
-    WAIT = "wait"
-    GO_HOME = "go_home"
-    LAUNCH_APP = "launch_app"
-    OPEN_URL = "open_url"
-    CALL = "call"
-    BACK_TO_HOME = "back_to_home"
-    TAKE_OVER = "take_over"
-    FINISH = "finish"
 
 
 class TargetType(enum.StrEnum):
@@ -99,6 +89,47 @@ class StepStatus(enum.StrEnum):
     SUCCESS = "success"
     FAILED = "failed"
     SKIPPED = "skipped"
+    NOT_CHECKED = "not_checked"   # --dry-run: the step needs a screen that only an earlier step would show
+
+
+class LocateFailure(enum.StrEnum):
+    """Why a locate found nothing usable."""
+
+    NOT_FOUND = "not_found"
+    AMBIGUOUS = "ambiguous"               # several places match nearly as well: never a coin toss
+    NOT_INTERACTABLE = "not_interactable"  # found, but off screen or too little of it visible
+    BAD_INPUT = "bad_input"               # an unusable target_ref or reference image
+
+
+class FailureReason(enum.StrEnum):
+    """Why a step or a task failed: the runner decides on these, never on message text."""
+
+    NOT_FOUND = "not_found"
+    AMBIGUOUS = "ambiguous"
+    NOT_INTERACTABLE = "not_interactable"
+    NO_CHANGE = "no_change"
+    WRONG_PAGE = "wrong_page"
+    TEXT_NOT_TYPED = "text_not_typed"
+    NOT_CONFIRMED = "not_confirmed"       # a sensitive step nobody allowed
+    NO_PERSON = "no_person"               # take_over with nobody to take over
+    FAILURE_SCREEN = "failure_screen"     # the module's declared failure screen (e.g. no such contact)
+    APP_MISSING = "app_missing"
+    GAVE_UP = "gave_up"                   # the plan's finish says the task cannot be done
+    FINAL_CHECK = "final_check"           # every step ran, the finished screen is not what the plan promised
+    INVALID_PLAN = "invalid_plan"
+    STEP_CAP = "step_cap"
+    TIME_CAP = "time_cap"
+    BUDGET = "budget"
+    INTERRUPTED = "interrupted"
+    DEVICE = "device"                     # the phone or the ADB link broke
+    CONFIG = "config"                     # no model configured, bad configuration
+    MODEL = "model"                       # a model call failed
+    INTERNAL = "internal"                 # a bug of ours
+
+    @property
+    def environment(self) -> bool:
+        """The environment failed, not the task (exit status 2)."""
+        return self in (FailureReason.DEVICE, FailureReason.CONFIG)
 
 
 def to_jsonable(value: Any) -> Any:
@@ -126,6 +157,9 @@ def _transient() -> Any:
 
 @dataclass
 class StepPlan:
+    """One step. ``params`` as written (JSON-friendly); ``args`` the same, parsed once and bounded
+    (:func:`remote.core.plan.actions.parse_args`): the executor reads only ``args``."""
+
     step: int
     action: ActionName
     target_ref: str | None = None
@@ -134,15 +168,39 @@ class StepPlan:
     params: dict[str, Any] = field(default_factory=dict)
     verify_ref: str | None = None
     success_condition: str | None = None
-    fallback: dict[str, Any] | None = None
+    fallback: StepPlan | None = None
     timeout: int = 3000          # ms
     retry: int = 2
     wait_before: int = 0         # ms
     wait_after: int = 300        # ms
-    sensitive: bool = False      # ask for confirmation before acting (declared by modules)
+    sensitive: bool = False      # ask for confirmation before acting
+    sensitive_reason: str = ""   # why (what the step does, or the word that matched)
+    alternatives: tuple[str, ...] = ()   # more target_refs, tried in order after target_ref
+    source: str = "template"     # who wrote the step: "template" | "model" | "replan"
+    args: Args = field(default=None, repr=False, compare=False, metadata={"transient": True})  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        self.action = ActionName(self.action)
+        if self.args is None:
+            self.args = parse_args(self.action, self.params, self.target_ref, self.description)
+
+    @property
+    def label(self) -> str:
+        """``tap desc:搜索``, ``input_text '张三'``, ``launch_app com.tencent.mm``: the step in a few words."""
+        what = " | ".join(self.targets) or next((str(self.params[k]) for k in ("package", "app", "url", "key",
+                                                                                "direction", "number")
+                                                 if k in self.params), "")
+        text = f" {str(self.params['text'])[:60]!r}" if "text" in self.params else ""
+        return f"{self.action.value}{' ' + what if what else ''}{text}"
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """``target_ref`` and its alternatives, in the order they are tried."""
+        return (self.target_ref, *self.alternatives) if self.target_ref else ()
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self)
+        out: dict[str, Any] = to_jsonable(self)
+        return out
 
 
 @dataclass
@@ -153,11 +211,14 @@ class TaskPlan:
     potential_issues: list[str] = field(default_factory=list)
     source: str = "template"     # "template" | "model" | "replan"
     module: str = ""
-    # Checked on the UI tree after the last step, free: {"app": pkg} / {"text": "你好"} / {"checked": "text:WLAN"}
-    success_check: dict[str, Any] = field(default_factory=dict)
+    # What the finished task looks like, checked on the final screen (remote.core.plan.checks)
+    success_check: SuccessCheck = field(default_factory=SuccessCheck)
+    failures: tuple[FailureScreen, ...] = ()   # screens that mean the task cannot succeed (module-declared)
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self)
+        out: dict[str, Any] = to_jsonable(self)
+        out["success_check"] = self.success_check.to_dict()
+        return out
 
 
 @dataclass
@@ -191,6 +252,8 @@ class LocateResult:
     reliable: bool = True
     elapsed_ms: float = 0.0
     tiers_tried: list[str] = field(default_factory=list)
+    failure: LocateFailure | None = None
+    matched_ref: str = ""        # which of a step's target_refs was found
 
     @property
     def center(self) -> tuple[int, int] | None:
@@ -287,6 +350,28 @@ class ModelUsage:
 
 
 @dataclass
+class CheckItem:
+    """One clause of a final check and what the final screen showed for it."""
+
+    what: str                    # "text 你好 on the screen"
+    passed: bool | None          # None: nothing could tell (secure screen, no tree, no OCR, no model)
+    evidence: str = ""           # "node TextView '你好' at (120, 800, 300, 860)"
+    method: str = ""             # tree | ocr | locate:<tier> | device | model
+
+
+@dataclass
+class FinalCheckResult:
+    passed: bool | None
+    items: list[CheckItem] = field(default_factory=list)
+    summary: str = ""
+    method: str = ""             # how the verdict was reached, for the summary line
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = to_jsonable(self)
+        return out
+
+
+@dataclass
 class StepResult:
     step: StepPlan
     status: StepStatus = StepStatus.PENDING
@@ -304,6 +389,11 @@ class StepResult:
     notes: list[str] = field(default_factory=list)
     level: int = 0                                            # ExecutionLevel of the step
     artifacts: dict[str, str] = field(default_factory=dict)   # files in the run record: before/after png, xml
+    failure: FailureReason | None = None
+    abort: bool = False           # the task must stop here (not confirmed, nobody to take over, gave up)
+    popups: list[dict[str, Any]] = field(default_factory=list)  # what was dismissed: {"type", "description", "image"}
+    popup_screens: list[Any] = field(default_factory=list, repr=False, compare=False,
+                                     metadata={"transient": True})  # the screens the popups were seen on
 
     @property
     def elapsed(self) -> float:
@@ -325,6 +415,17 @@ class TaskResult:
     model_usage: ModelUsage = field(default_factory=ModelUsage)
     record_dir: str = ""
     error_type: str = ""         # the exception class that ended the task, e.g. DeviceDisconnected
+    failure: FailureReason | None = None
+    final_check: FinalCheckResult | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 success, 1 the task failed, 2 the environment failed, 130 aborted (README's table)."""
+        if self.status is TaskStatus.SUCCESS:
+            return ExitCode.OK
+        if self.status is TaskStatus.ABORTED:
+            return ExitCode.ABORTED
+        return ExitCode.ENVIRONMENT if self.failure is not None and self.failure.environment else ExitCode.FAILED
 
     @property
     def success(self) -> bool:

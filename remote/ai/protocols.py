@@ -1,0 +1,19 @@
+"""What the AI layer needs of a model, as a Protocol (``remote.ai.llm.LLMClient`` implements it)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from PIL import Image
+
+from remote.core.records import ModelUsage
+
+
+class ChatModel(Protocol):
+    """One chat-completions endpoint. Images are PIL images; the reply is text."""
+
+    usage: ModelUsage
+
+    def complete(self, messages: Sequence[dict[str, Any]], *, purpose: str,
+                 images: Sequence[Image.Image] = (), timeout: float | None = None) -> str: ...

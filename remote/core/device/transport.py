@@ -1,0 +1,187 @@
+"""The ADB link to one phone: finding it, running a service, reconnecting a bounded number of times.
+
+This is the one boundary where adbutils' errors (``AdbError``, ``AdbTimeout``,
+``AdbConnectionError``) and socket errors (``ConnectionResetError``, ``EOFError``,
+timeouts) become ours (`remote.errors`). A dropped link is retried a bounded
+number of times (re-resolving the device, ``adb connect`` again for ``ip:port``)
+before `DeviceDisconnected`.
+
+adbutils starts ``adb start-server`` by itself when nothing answers on the port,
+and leaves that server running; `AdbLink` never does: no answer on the port is
+`DeviceNotFound` with what to start.
+
+Shell commands are built from lists and quoted with ``shlex.join``: typing
+``"; reboot; echo "`` types those characters and runs nothing. Services are
+read into one ``bytearray`` (adbutils' own ``read_until_close`` is quadratic on a
+10 MB frame).
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import socket
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import adbutils
+from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
+
+from remote.errors import DeviceCommandError, DeviceDisconnected, DeviceError, DeviceNotFound
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
+                  "no device with transport id", "no devices/emulators found")
+
+
+def server_answers(host: str, port: int, timeout: float = 1.0) -> bool:
+    """True when something accepts a TCP connection on ``host:port`` (an adb server, we hope)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+class NoSpawnClient(adbutils.AdbClient):
+    """An adbutils client that never starts an adb server of its own (adbutils would, and leave it running)."""
+
+    def make_connection(self, timeout: float | None = None) -> adbutils.AdbConnection:
+        if not server_answers(self.host, self.port):
+            raise AdbConnectionError(f"no adb server answers on {self.host}:{self.port}")
+        return super().make_connection(timeout)
+
+
+def no_server(host: str, port: int) -> DeviceNotFound:
+    return DeviceNotFound(f"no adb server answers on {host}:{port}",
+                          hint="start one with `adb start-server` (port 5037), check --adb-port, or try the "
+                               "simulated phone: --device sim")
+
+
+class AdbLink:
+    """Runs services on one phone; ``shell(["input", "tap", 1, 2])`` -> its output."""
+
+    def __init__(self, serial: str | None = None, host: str = "127.0.0.1", port: int = 5037, *,
+                 socket_timeout: float = 10.0, command_timeout: float = 30.0, reconnect_attempts: int = 3,
+                 reconnect_delay: float = 0.3, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.serial = serial or ""
+        self.host, self.port = host, port
+        self.command_timeout = command_timeout
+        self.reconnect_attempts = max(0, reconnect_attempts)
+        self.reconnect_delay = reconnect_delay
+        self.sleep = sleep
+        self.client = NoSpawnClient(host=host, port=port, socket_timeout=socket_timeout)
+        self._device: adbutils.AdbDevice | None = None
+
+    def resolve(self) -> None:
+        """Find the device (``adb connect`` first for an ``ip:port`` serial); DeviceNotFound if absent."""
+        if not server_answers(self.host, self.port):
+            raise no_server(self.host, self.port)
+        if self.serial and ":" in self.serial and not self.serial.startswith("emulator"):
+            reply = self.client.connect(self.serial, timeout=5)
+            if "connected" not in reply or "failed" in reply or "cannot" in reply:
+                raise DeviceNotFound(f"could not connect to {self.serial}: {reply.strip()}", serial=self.serial,
+                                     hint="check the phone's IP and port, that it is on the same network, and "
+                                          "that wireless debugging is on (`adb tcpip 5555` over USB first)")
+        infos = [i for i in self.client.list(extended=True) if i.state == "device"]
+        if self.serial:
+            match = [i for i in infos if i.serial == self.serial]
+            if not match:
+                seen = ", ".join(i.serial for i in infos) or "none"
+                raise DeviceNotFound(f"device {self.serial!r} not found (connected: {seen})", serial=self.serial,
+                                     hint="check `python -m remote devices`; accept the USB debugging prompt on "
+                                          "the phone")
+            info = match[0]
+        elif len(infos) == 1:
+            info = infos[0]
+        elif not infos:
+            raise DeviceNotFound("no device connected",
+                                 hint="plug the phone in with USB debugging on, or try the simulated phone: "
+                                      "--device sim")
+        else:
+            raise DeviceNotFound(f"{len(infos)} devices connected ({', '.join(i.serial for i in infos)})",
+                                 hint="choose one with --device SERIAL or ADB_SERIAL")
+        self.serial = info.serial
+        tid = (info.tags or {}).get("transport_id")
+        # A transport id skips adbutils' extra `host:version` round trip on every command.
+        self._device = (self.client.device(transport_id=int(tid)) if tid and tid.isdigit()
+                        else self.client.device(self.serial))
+
+    @property
+    def device(self) -> adbutils.AdbDevice:
+        if self._device is None:
+            self.resolve()
+        assert self._device is not None
+        return self._device
+
+    def guard(self, fn: Callable[[], T]) -> T:
+        """Run ``fn``; map foreign errors to ours, reconnecting a bounded number of times."""
+        last: BaseException | None = None
+        for attempt in range(self.reconnect_attempts + 1):
+            if attempt:
+                self.sleep(self.reconnect_delay * attempt)
+                self._device = None
+                try:
+                    self.resolve()
+                except DeviceNotFound as exc:
+                    last = exc
+                    continue
+                except (AdbError, OSError, EOFError) as exc:
+                    last = exc
+                    continue
+            try:
+                return fn()
+            except DeviceError:
+                raise
+            except (AdbTimeout, AdbConnectionError) as exc:
+                last = exc
+            except AdbError as exc:
+                text = str(exc)
+                if "unauthorized" in text:
+                    raise DeviceError(f"device {self.serial} is unauthorized", serial=self.serial,
+                                      hint="unlock the phone and accept the 'Allow USB debugging' prompt") from exc
+                if not any(marker in text for marker in _TRANSIENT_ADB):
+                    raise DeviceCommandError(f"adb refused the request: {text}", serial=self.serial) from exc
+                last = exc
+            except (OSError, EOFError) as exc:  # ConnectionResetError, BrokenPipeError, socket.timeout, ...
+                last = exc
+            logger.warning("adb link to %s failed (%s); reconnecting (%d/%d)", self.serial or "device",
+                           last, attempt + 1, self.reconnect_attempts)
+        if not server_answers(self.host, self.port):
+            raise no_server(self.host, self.port) from last
+        raise DeviceDisconnected(f"lost the connection to {self.serial or 'the device'}: {last}",
+                                 serial=self.serial,
+                                 hint="check the USB cable or Wi-Fi, then `python -m remote devices`; for Wi-Fi "
+                                      "ADB run `adb connect IP:PORT` again") from last
+
+    def service(self, service: str, timeout: float | None = None) -> bytearray:
+        """Open a device service (``shell:…``, ``exec:…``) and read its output until it closes."""
+        def run() -> bytearray:
+            conn = self.device.open_transport(timeout=timeout or self.command_timeout)
+            try:
+                conn.send_command(service)
+                conn.check_okay()
+                sock = conn.conn
+                buf = bytearray()
+                while True:
+                    chunk = sock.recv(1 << 20)
+                    if not chunk:
+                        return buf
+                    buf += chunk
+            finally:
+                # The device closed first; skip adbutils' shutdown-and-sleep close (10 ms per call).
+                try:
+                    conn.conn.close()
+                except (OSError, AdbError):
+                    pass
+        return self.guard(run)
+
+    def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str:
+        """Run a shell command. A list is quoted argument by argument (the safe form)."""
+        cmd = args if isinstance(args, str) else shlex.join(str(a) for a in args)
+        out = self.service("shell:" + cmd, timeout).decode("utf-8", errors="replace")
+        logger.debug("shell %s -> %d chars", cmd[:120], len(out))
+        return out.rstrip("\r\n")

@@ -1,0 +1,327 @@
+"""What each action takes, parsed once: a plan's ``params`` -> one typed, bounded arguments object.
+
+Every plan (a model's JSON, a module's YAML template, a replayed record) goes
+through :func:`parse_args`; the executor reads only the typed object. Numbers are
+bounded here, before anything runs, so nothing a model writes can wait an hour or
+press a key a million times::
+
+    parse_args(ActionName.SWIPE, {"start": [100, 200], "end": "100,900"}, None)
+        -> Swipe(direction=None, start=(100, 200), end=(100, 900), distance=0.5, duration_ms=300)
+    parse_args(ActionName.WAIT, {"ms": "NaN"}, None)   -> ArgsError(["ms must be a finite number, not 'NaN'"])
+    parse_args(ActionName.PRESS_KEY, {"key": "BACK", "times": 1e8}, None) -> ArgsError(["times 100000000 ..."])
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from remote.core.device.keys import keycode
+from remote.errors import ActionError
+
+MAX_WAIT_MS = 60_000          # one wait; the run's own time budget bounds the sum
+MAX_REPEAT = 50               # key presses of one step
+MAX_GESTURE_MS = 10_000       # a swipe's or long press's duration
+MAX_TEXT_CHARS = 10_000
+DIRECTIONS = ("up", "down", "left", "right")
+_PACKAGE = re.compile(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+")
+_POINT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
+FAILURE_WORDS = ("无法", "不能", "失败", "没有找到", "找不到", "cannot", "can't", "unable", "failed", "impossible",
+                 "not possible", "not found")
+
+
+class ActionName(enum.StrEnum):
+    TAP = "tap"
+    LONG_PRESS = "long_press"
+    SWIPE = "swipe"
+    INPUT_TEXT = "input_text"
+    PRESS_KEY = "press_key"
+    WAIT = "wait"
+    GO_HOME = "go_home"
+    LAUNCH_APP = "launch_app"
+    OPEN_URL = "open_url"
+    CALL = "call"
+    BACK_TO_HOME = "back_to_home"
+    TAKE_OVER = "take_over"
+    FINISH = "finish"
+
+
+class ArgsError(ValueError):
+    """Arguments that cannot be used; ``problems`` lists every reason (short, quoting at most 40 characters)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Tap:
+    toggle: bool | None = None      # a switch to leave on (True) or off (False); None: a plain tap
+    stay_in_app: bool = False       # the tap must not leave the module's app
+
+
+@dataclass(frozen=True)
+class LongPress:
+    duration_ms: int = 800
+
+
+@dataclass(frozen=True)
+class Swipe:
+    direction: str | None = None
+    start: tuple[int, int] | None = None
+    end: tuple[int, int] | None = None
+    distance: float = 0.5           # a fraction of the screen, for a direction
+    duration_ms: int = 300
+
+
+@dataclass(frozen=True)
+class InputText:
+    text: str
+    clear: bool = False
+
+
+@dataclass(frozen=True)
+class PressKey:
+    key: str | int
+    times: int = 1
+
+
+@dataclass(frozen=True)
+class Wait:
+    ms: int
+
+
+@dataclass(frozen=True)
+class GoHome:
+    pass
+
+
+@dataclass(frozen=True)
+class LaunchApp:
+    package: str | None = None      # a package name, or
+    name: str | None = None         # an app's name, resolved on the phone (aliases, installed packages)
+
+
+@dataclass(frozen=True)
+class OpenUrl:
+    url: str
+
+    @property
+    def scheme(self) -> str:
+        match = re.match(r"^([a-zA-Z][\w+.-]*):", self.url)
+        return match.group(1).lower() if match else ""
+
+
+@dataclass(frozen=True)
+class Call:
+    number: str
+
+
+@dataclass(frozen=True)
+class BackToHome:
+    pass
+
+
+@dataclass(frozen=True)
+class TakeOver:
+    message: str
+
+
+@dataclass(frozen=True)
+class Finish:
+    success: bool = True            # False: the plan gives up (the task FAILED, with ``message``)
+    message: str = ""
+
+
+Args = (Tap | LongPress | Swipe | InputText | PressKey | Wait | GoHome | LaunchApp | OpenUrl | Call | BackToHome
+        | TakeOver | Finish)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _Reader:
+    """Reads one params dict, collecting every problem instead of stopping at the first."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.params = params
+        self.problems: list[str] = []
+
+    def number(self, *names: str, default: float | None = None, low: float = 0, high: float = math.inf,
+               scale: float = 1.0) -> float | None:
+        name = next((n for n in names if n in self.params), None)
+        if name is None:
+            return default
+        value = self.params[name]
+        number: float | None = None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+        elif isinstance(value, str):
+            try:
+                number = float(value.strip().removesuffix("ms").strip())
+            except ValueError:
+                number = None
+        if number is None or not math.isfinite(number):
+            self.problems.append(f"{name} must be a finite number, not {_short(value)}")
+            return None
+        number *= scale
+        if not low <= number <= high:
+            self.problems.append(f"{name} {_short(value)} is outside {low:g}..{high:g}"
+                                 + (f" (x{scale:g})" if scale != 1 else ""))
+            return None
+        return number
+
+    def text(self, *names: str, required: bool = False, limit: int = MAX_TEXT_CHARS) -> str | None:
+        name = next((n for n in names if n in self.params and self.params[n] is not None), None)
+        if name is None:
+            if required:
+                self.problems.append(f"needs params.{names[0]}")
+            return None
+        value = self.params[name]
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self.problems.append(f"{name} must be text, not {_short(value)}")
+            return None
+        text = str(value)
+        if len(text) > limit:
+            self.problems.append(f"{name} is {len(text)} characters long; at most {limit}")
+            return None
+        return text
+
+    def flag(self, name: str, default: bool = False) -> bool:
+        value = self.params.get(name, default)
+        if isinstance(value, str):
+            return value.strip().lower() in ("on", "true", "yes", "1", "开", "打开")
+        return bool(value)
+
+    def point(self, name: str) -> tuple[int, int] | None:
+        value = self.params.get(name)
+        if value is None:
+            return None
+        xy: list[Any] | None = None
+        if isinstance(value, str) and _POINT.match(value):
+            xy = [float(v) for v in value.split(",")]
+        elif isinstance(value, list | tuple) and len(value) == 2:
+            xy = list(value)
+        elif isinstance(value, dict) and {"x", "y"} <= set(value):
+            xy = [value["x"], value["y"]]
+        if xy is None or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                                 and 0 <= v <= 20_000 for v in xy):
+            self.problems.append(f"{name} must be a point x,y on the screen, not {_short(value)}")
+            return None
+        return int(xy[0]), int(xy[1])
+
+
+def _swipe(r: _Reader) -> Swipe:
+    direction = str(r.params.get("direction", "")).strip().lower() or None
+    start = r.point("start") or _xy_pair(r, "x1", "y1")
+    end = r.point("end") or _xy_pair(r, "x2", "y2")
+    distance = r.number("distance", default=0.5, low=0.05, high=1.0)
+    duration = r.number("duration", "duration_ms", default=300, low=1, high=MAX_GESTURE_MS)
+    if direction is not None and direction not in DIRECTIONS:
+        r.problems.append(f"direction must be one of {', '.join(DIRECTIONS)}, not {_short(direction)}")
+    elif direction is None and (start is None or end is None) and not r.problems:
+        r.problems.append("needs params.direction (up/down/left/right) or start and end points")
+    return Swipe(direction=direction, start=None if direction else start, end=None if direction else end,
+                 distance=distance or 0.5, duration_ms=int(duration or 300))
+
+
+def _xy_pair(r: _Reader, xname: str, yname: str) -> tuple[int, int] | None:
+    if xname not in r.params and yname not in r.params:
+        return None
+    x = r.number(xname, low=0, high=20_000)
+    y = r.number(yname, low=0, high=20_000)
+    if x is None or y is None:
+        if xname not in r.params or yname not in r.params:
+            r.problems.append(f"{xname} and {yname} go together")
+        return None
+    return int(x), int(y)
+
+
+def _key(r: _Reader) -> PressKey:
+    raw = r.params.get("key", r.params.get("keycode"))
+    times = r.number("times", "repeat", default=1, low=1, high=MAX_REPEAT)
+    if raw is None or raw == "":
+        r.problems.append("needs params.key")
+        return PressKey("BACK", 1)
+    try:
+        keycode(raw if isinstance(raw, int | str) else str(raw))
+    except ActionError as exc:
+        r.problems.append(exc.message)
+    return PressKey(raw if isinstance(raw, int | str) else str(raw), int(times or 1))
+
+
+def _launch(r: _Reader, target_ref: str | None) -> LaunchApp:
+    package = r.text("package", "app")
+    if package is None and target_ref:
+        package = target_ref.split(":", 1)[1] if target_ref.startswith(("text:", "desc:")) else target_ref
+    if not package:
+        r.problems.append("needs params.package (or an app's name)")
+        return LaunchApp()
+    package = package.strip()
+    if _PACKAGE.fullmatch(package):
+        return LaunchApp(package=package)
+    if len(package) > 60 or any(c in package for c in "\n\r\t/\\;|&$`"):
+        r.problems.append(f"{_short(package)} is neither a package name nor an app's name")
+        return LaunchApp()
+    return LaunchApp(name=package)
+
+
+def _finish(r: _Reader, description: str) -> Finish:
+    status = str(r.params.get("status", "")).strip().lower()
+    message = r.text("message", "reason", limit=2000) or description
+    if "success" in r.params:
+        success = r.flag("success", True)
+    elif status:
+        success = status in ("success", "succeeded", "done", "ok", "completed", "complete")
+    else:   # a model that gives up often says so only in words
+        success = not any(word in message.lower() for word in FAILURE_WORDS)
+    return Finish(success=success, message=message)
+
+
+def parse_args(action: ActionName, params: dict[str, Any], target_ref: str | None, description: str = "") -> Args:
+    """The typed arguments of one step; :class:`ArgsError` lists every problem."""
+    r = _Reader(params)
+    args: Args
+    if action is ActionName.TAP:
+        toggle = r.params.get("toggle")
+        args = Tap(toggle=None if toggle is None else r.flag("toggle"), stay_in_app=r.flag("stay_in_app"))
+    elif action is ActionName.LONG_PRESS:
+        args = LongPress(int(r.number("duration", "duration_ms", default=800, low=1, high=MAX_GESTURE_MS) or 800))
+    elif action is ActionName.SWIPE:
+        args = _swipe(r)
+    elif action is ActionName.INPUT_TEXT:
+        args = InputText(r.text("text", required=True) or "", clear=r.flag("clear"))
+    elif action is ActionName.PRESS_KEY:
+        args = _key(r)
+    elif action is ActionName.WAIT:
+        seconds = r.number("seconds", low=0, high=MAX_WAIT_MS, scale=1000) if "seconds" in params else None
+        ms = seconds if seconds is not None else r.number("ms", "duration", default=1000, low=0, high=MAX_WAIT_MS)
+        args = Wait(int(ms or 0))
+    elif action is ActionName.LAUNCH_APP:
+        args = _launch(r, target_ref)
+    elif action is ActionName.OPEN_URL:
+        url = (r.text("url", required=True, limit=2000) or "").strip()
+        if url and any(c in url for c in "\n\r"):
+            r.problems.append("url must be one line")
+        args = OpenUrl(url)
+    elif action is ActionName.CALL:
+        number = (r.text("number", "phone", required=True) or "").strip()
+        if number and not re.fullmatch(r"\+?[\d*#,; -]{1,32}", number):
+            r.problems.append(f"{_short(number)} is not a phone number")
+        args = Call(number)
+    elif action is ActionName.TAKE_OVER:
+        args = TakeOver(r.text("message", limit=2000) or description or "please act on the phone")
+    elif action is ActionName.FINISH:
+        args = _finish(r, description)
+    elif action is ActionName.GO_HOME:
+        args = GoHome()
+    else:
+        args = BackToHome()
+    if r.problems:
+        raise ArgsError([f"{action.value} {p}" for p in r.problems])
+    return args

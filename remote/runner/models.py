@@ -1,0 +1,77 @@
+"""The models of one run: a planner, a vision tier and the checks, sharing one budget of calls and tokens.
+
+``LLMModels(config)`` builds them from an OpenAI-compatible endpoint for each run
+(the budget and the usage are per run); without a configured model the run gets
+the free checks only, and planning or a ``dynamic:`` target says a model is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from remote.ai.budget import BudgetedModel
+from remote.ai.llm import LLMClient
+from remote.ai.planner import Planner
+from remote.ai.verifier import Verifier
+from remote.ai.vision_agent import VisionAgent
+from remote.config import LLMConfig
+from remote.core.locate.assets import AssetsManager
+from remote.core.records import LocateStrategy, ModelUsage
+from remote.runner.protocols import Checks, PlannerLike, VisionTier
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_model_calls: int = 20
+    max_tokens: int = 200_000
+
+
+@dataclass
+class Models:
+    checks: Checks
+    planner: PlannerLike | None = None
+    vision: VisionTier | None = None
+
+
+class ModelSource(Protocol):
+    @property
+    def configured(self) -> bool: ...
+
+    @property
+    def supports_vision(self) -> bool: ...
+
+    def start(self, usage: ModelUsage, budget: Budget, assets: AssetsManager, strategy: LocateStrategy) -> Models: ...
+    def scrub(self, text: str) -> str: ...
+    def redacted(self) -> dict[str, Any] | None: ...
+
+
+class LLMModels:
+    """Models from one OpenAI-compatible endpoint (or none: free checks only)."""
+
+    def __init__(self, config: LLMConfig | None) -> None:
+        self.config = config if config is not None and config.configured else None
+
+    @property
+    def configured(self) -> bool:
+        return self.config is not None
+
+    @property
+    def supports_vision(self) -> bool:
+        return self.config is not None and self.config.supports_vision
+
+    def start(self, usage: ModelUsage, budget: Budget, assets: AssetsManager, strategy: LocateStrategy) -> Models:
+        if self.config is None or strategy is LocateStrategy.OPENCV_ONLY:
+            return Models(checks=Verifier(None, usage=usage))
+        client = BudgetedModel(LLMClient(self.config, usage), max_calls=budget.max_model_calls,
+                               max_tokens=budget.max_tokens)
+        vision = VisionAgent(self.config, client=client, assets=assets) if self.config.supports_vision else None
+        return Models(checks=Verifier(self.config, client=client, usage=usage),
+                      planner=Planner(self.config, client=client, assets=assets), vision=vision)
+
+    def scrub(self, text: str) -> str:
+        key = self.config.api_key if self.config is not None else ""
+        return text.replace(key, "***") if key and text else text
+
+    def redacted(self) -> dict[str, Any] | None:
+        return self.config.redacted() if self.config is not None else None
