@@ -80,8 +80,10 @@ def task_text(text: str) -> str:
 
 def _command(sub: argparse._SubParsersAction, name: str, summary: str, examples: str,  # type: ignore[type-arg]
              description: str = "") -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=summary, description=(description or summary), formatter_class=Formatter,
-                          epilog=f"examples:\n{examples}\n\n{EXIT_TABLE}")
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=summary, description=(description or summary), formatter_class=Formatter,
+        epilog=f"examples:\n{examples}\n\n{EXIT_TABLE}")
+    return parser
 
 
 def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True) -> None:
@@ -233,6 +235,24 @@ def _module_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
+def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "mcp", "serve the phone as MCP tools for AI agents (stdio, or --http HOST:PORT)", """\
+  remote mcp --device sim                      # stdio: what Claude Desktop / Code and Cursor start
+  remote mcp --device sim --http 127.0.0.1:8765
+  REMOTE_MCP_TOKEN=... remote mcp --http 0.0.0.0:8765   # any other address needs a bearer token""",
+                 description="Serve the phone as MCP tools (docs/mcp.md): screenshot with an element list, taps by "
+                             "coordinate, element number or target_ref, typing, apps, clipboard, batch, run_task.")
+    add_device_args(p)
+    p.add_argument("--trace", metavar="DIR", default=None, help="replay a DroidBot recording as the phone")
+    p.add_argument("--http", metavar="HOST:PORT", default=None,
+                   help="streamable HTTP instead of stdio; an address other than loopback needs REMOTE_MCP_TOKEN")
+    p.add_argument("--allow", metavar="APPS", default=None,
+                   help="apps allowed without request_access, comma-separated (微信,com.android.settings; '*' = all)")
+    p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run_task writes run records")
+    p.add_argument("--work-dir", metavar="DIR", default=None,
+                   help="where teach-mode pictures go (default: a temporary folder)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="remote", formatter_class=Formatter,
@@ -251,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     _device_parsers(sub)
     _offline_parsers(sub)
     _module_parsers(sub)
+    _agent_parsers(sub)
     return parser
 
 

@@ -177,7 +177,7 @@ class LLMConfig:
             overrides["coord_mode"] = env["LLM_COORD_MODE"]
         if "LLM_SUPPORTS_VISION" in env:
             overrides["supports_vision"] = _env_bool(env, "LLM_SUPPORTS_VISION", True)
-        config = dataclasses.replace(config, **overrides) if overrides else config
+        config = dataclasses.replace(config, **overrides) if overrides else config  # type: ignore[arg-type]
         if config.api_key and not config.api_key.isascii():
             raise ConfigError(f"{config.key_env or 'the API key'} contains characters that are not ASCII "
                               "(a key copied with quotes or spaces of another alphabet?)",

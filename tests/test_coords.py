@@ -113,7 +113,10 @@ def test_no_conversion_log_for_pixels(caplog):
 
 @pytest.mark.parametrize("bbox,expected", [
     ((0, 0, 100, 100), {"valid": True}),
-    ((-10, -10, 5, 5), {"valid": True}),
+    ((-10, -10, 5, 5), {"valid": False, "error": "坐标超出屏幕范围"}),
+    ((-50, 200, 300, 250), {"valid": False, "error": "坐标超出屏幕范围"}),   # the seed's own scenario
+    ((0, 0, 1080, 2400), {"valid": True}),
+    ((1000, 2300, 1081, 2400), {"valid": False, "error": "坐标超出屏幕范围"}),
     ((2000, 10, 2100, 50), {"valid": False, "error": "坐标超出屏幕范围"}),
     ((10, 3000, 20, 3100), {"valid": False, "error": "坐标超出屏幕范围"}),
     ((-100, 0, -1, 10), {"valid": False, "error": "坐标超出屏幕范围"}),

@@ -14,6 +14,11 @@ Error policy:
   then :class:`ModelError`;
 - any other 4xx, an unreadable body, an empty reply -> :class:`ModelError` at once.
 
+Every attempt has a deadline for the whole exchange (connect, send, read the
+last byte), ``config.timeout``: the SDK's own timeout is between bytes, so a
+server that drips one byte a second would hold a run forever. Past the deadline
+the connection is closed and the attempt counts as a timeout.
+
 The API key never appears in a log line, an exception, a repr or a record:
 every text that leaves this module is scrubbed with ``config.mask_secret``.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -77,6 +83,10 @@ def _retry_after(exc: BaseException) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+class DeadlinePassed(openai.APITimeoutError):
+    """The whole exchange took longer than the deadline (a slow or dripping server)."""
+
+
 def _is_transient(exc: BaseException) -> bool:
     if isinstance(exc, openai.RateLimitError | openai.APIConnectionError | openai.InternalServerError):
         return True
@@ -97,8 +107,11 @@ class LLMClient:
         self._sleep = sleep
         self.waits: list[float] = []                       # backoff waits of the last call
         self.last_images: list[imaging.EncodedImage] = []  # sizes the model saw in the last call
-        self._client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "no-key",
-                                     timeout=config.timeout, max_retries=0)
+        self._client = self._new_client()
+
+    def _new_client(self) -> openai.OpenAI:
+        return openai.OpenAI(base_url=self.config.base_url, api_key=self.config.api_key or "no-key",
+                             timeout=self.config.timeout, max_retries=0)
 
     def __repr__(self) -> str:
         return (f"LLMClient(provider={self.config.provider!r}, model={self.config.model!r}, "
@@ -151,7 +164,7 @@ class LLMClient:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _with_images(self, messages: Sequence[dict[str, Any]], images: Sequence[Image.Image]) -> list[dict]:
+    def _with_images(self, messages: Sequence[dict[str, Any]], images: Sequence[Image.Image]) -> list[dict[str, Any]]:
         self.last_images = [imaging.encode_image(img, self.config.max_image_side) for img in images]
         out = [dict(m) for m in messages]
         if not self.last_images:
@@ -171,7 +184,7 @@ class LLMClient:
         if after is not None:
             return min(after, self.retry.retry_after_cap)
         exponential = self.retry.base * 2 ** (state.attempt_number - 1)
-        return min(self.retry.max_wait, exponential + random.uniform(0, self.retry.base))
+        return float(min(self.retry.max_wait, exponential + random.uniform(0, self.retry.base)))
 
     def _record_sleep(self, seconds: float) -> None:
         self.waits.append(seconds)
@@ -182,12 +195,31 @@ class LLMClient:
         logger.warning("model call failed (%s), attempt %d of %d", self.scrub(type(exc).__name__),
                        state.attempt_number, self.config.max_retries + 1)
 
-    def _create(self, payload: list[dict], purpose: str, timeout: float) -> Any:
-        return self._client.chat.completions.create(
-            model=self.config.model, messages=payload, timeout=timeout, temperature=0,
-            extra_headers={PURPOSE_HEADER: purpose})  # type: ignore[arg-type]
+    def _create(self, payload: list[dict[str, Any]], purpose: str, timeout: float) -> Any:
+        """One attempt, bounded as a whole by ``timeout`` seconds (connect + send + read)."""
+        client = self._client
+        outcome: dict[str, Any] = {}
 
-    def _call_with_retries(self, payload: list[dict], purpose: str, timeout: float) -> Any:
+        def call() -> None:
+            try:
+                outcome["reply"] = client.chat.completions.create(
+                    model=self.config.model, messages=payload, timeout=timeout,  # type: ignore[arg-type]
+                    temperature=0, extra_headers={PURPOSE_HEADER: purpose})
+            except BaseException as exc:  # handed to the caller's thread as it is
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=call, name=f"model-{purpose}", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            client.close()                   # the worker's read fails and it ends
+            self._client = self._new_client()
+            raise DeadlinePassed(request=None)  # type: ignore[arg-type]
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["reply"]
+
+    def _call_with_retries(self, payload: list[dict[str, Any]], purpose: str, timeout: float) -> Any:
         self.waits = []
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.config.max_retries + 1), wait=self._wait,

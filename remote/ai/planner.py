@@ -132,7 +132,7 @@ class Planner(UsesModel):
         def expect(data: Any) -> TaskPlan:
             return parse_plan(data, screen_size=screen_size, source=source, module=name)
 
-        plan = ask_json(self.client, messages, purpose="plan", images=images, expect=expect)
+        plan: TaskPlan = ask_json(self.client, messages, purpose="plan", images=images, expect=expect)
         logger.info("planned %d steps (%s)%s", len(plan.steps), source,
                     f", repairs: {plan.analysis['repairs']}" if plan.analysis.get("repairs") else "")
         return plan

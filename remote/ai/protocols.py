@@ -13,7 +13,8 @@ from remote.core.records import ModelUsage
 class ChatModel(Protocol):
     """One chat-completions endpoint. Images are PIL images; the reply is text."""
 
-    usage: ModelUsage
+    @property
+    def usage(self) -> ModelUsage: ...
 
     def complete(self, messages: Sequence[dict[str, Any]], *, purpose: str,
                  images: Sequence[Image.Image] = (), timeout: float | None = None) -> str: ...

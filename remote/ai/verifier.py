@@ -120,6 +120,16 @@ class Verifier:
             self._client = LLMClient(self.config, self._usage)
         return self._client
 
+    @property
+    def has_model(self) -> bool:
+        return self.model is not None
+
+    def _required_model(self) -> ChatModel:
+        model = self.model
+        if model is None:
+            raise ModelError("no model is configured for this check")
+        return model
+
     def _vision(self) -> bool:
         return self.model is not None and (self.config is None or self.config.supports_vision)
 
@@ -171,7 +181,9 @@ class Verifier:
             return change >= rules.CHANGED_ABOVE or change >= 0.01, f"{change:.1%} of pixels changed"
         messages = [{"role": "user", "content": render("quick_check", {"expected_change": expected_change})}]
         try:
-            return ask_json(self.model, messages, purpose="verify", images=[before, after], expect=_quick_reply)
+            changed, why = ask_json(self._required_model(), messages, purpose="verify", images=[before, after],
+                                    expect=_quick_reply)
+            return bool(changed), str(why)
         except ModelError as exc:
             logger.warning("quick_check model call failed: %s", exc)
             return change >= 0.01, f"{change:.1%} of pixels changed (model failed: {exc.message})"
@@ -230,15 +242,18 @@ class Verifier:
             return blocker
         content = render("blocker", {"tree_texts": rules.describe_nodes(tree) if tree else "(no tree)"})
         try:
-            return ask_json(self.model, [{"role": "user", "content": content}], purpose="verify",
-                            images=[screenshot], expect=_blocker_reply)
+            found: Blocker | None = ask_json(self._required_model(), [{"role": "user", "content": content}],
+                                             purpose="verify", images=[screenshot], expect=_blocker_reply)
+            return found
         except ModelError as exc:
             logger.warning("blocker check by model failed: %s", exc)
             return None
 
-    def _ask_verdict(self, messages: list[dict], images: list[Image.Image]) -> VerifyResult:
+    def _ask_verdict(self, messages: list[dict[str, Any]], images: list[Image.Image]) -> VerifyResult:
         try:
-            return ask_json(self.model, messages, purpose="verify", images=images, expect=verdict_from_reply)
+            verdict: VerifyResult = ask_json(self._required_model(), messages, purpose="verify", images=images,
+                                             expect=verdict_from_reply)
+            return verdict
         except ModelError as exc:
             # The world's surprise (a bad reply) becomes a recorded verdict, not a crash.
             return VerifyResult(False, 0.0, suggestion=SuggestionAction.RETRY, outcome=StepOutcome.UNKNOWN,

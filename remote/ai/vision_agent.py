@@ -113,8 +113,9 @@ class VisionAgent(UsesModel):
         """Offer the crop the model found as a learned variant of ``name`` (``custom/``)."""
         if self.assets is None:
             return None
-        crop = screenshot.crop(tuple(int(v) for v in bbox))
-        path = self.assets.add_learned(name, crop, screenshot.size)
+        x1, y1, x2, y2 = (int(v) for v in bbox)
+        crop = screenshot.crop((x1, y1, x2, y2))
+        path: Path = self.assets.add_learned(name, crop, screenshot.size)
         logger.info("learned a variant of %s from the vision tier: %s", name, path)
         return path
 
@@ -233,7 +234,8 @@ class VisionAgent(UsesModel):
                 if not 1 <= mark <= len(boxes):
                     raise ValueError(f"mark {mark} is not one of the numbers 1-{len(boxes)}")
                 return {**data, "mark": mark}
-            return coordinate_check(data)
+            checked: dict[str, Any] = coordinate_check(data)
+            return checked
 
         listing = "\n".join(f"{i + 1}. {label}" for i, label in enumerate(labels))
         note = render("marks_reference_note").strip() if reference is not None else ""
@@ -255,7 +257,7 @@ class VisionAgent(UsesModel):
         return element, how
 
 
-def list_learned(assets: Any) -> list[dict]:
+def list_learned(assets: Any) -> list[dict[str, Any]]:
     """Learned variants for review (``python -m remote modules learned``): name, path, screen size."""
     if assets is None:
         return []

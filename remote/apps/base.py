@@ -174,7 +174,8 @@ def _config(c: Checker) -> dict[str, Any]:
     if not isinstance(cfg.get("stable_ids", False), bool):
         c.add(line_of_key(cfg, "stable_ids"), "stable_ids must be true or false",
               "true only if the app keeps its resource ids across releases")
-    return cfg
+    loaded: dict[str, Any] = cfg
+    return loaded
 
 
 def _fixed_points(c: Checker, cfg: dict[str, Any], raw: Any) -> dict[str, tuple[float, float]]:

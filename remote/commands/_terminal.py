@@ -61,9 +61,9 @@ def error(message: str) -> None:
 def install(level: int) -> None:
     secrets = secret_values()
     if not isinstance(sys.stdout, MaskedStream):
-        sys.stdout = MaskedStream(sys.stdout, secrets)  # type: ignore[assignment]
+        sys.stdout = MaskedStream(sys.stdout, secrets)
     if not isinstance(sys.stderr, MaskedStream):
-        sys.stderr = MaskedStream(sys.stderr, secrets)  # type: ignore[assignment]
+        sys.stderr = MaskedStream(sys.stderr, secrets)
     root = logging.getLogger()
     for handler in list(root.handlers):
         if isinstance(handler, LineAwareHandler):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from remote.apps import ModuleRegistry
 from remote.commands._locate_common import load_image, load_text
@@ -30,9 +31,10 @@ def run(args: argparse.Namespace) -> int:
         plan = Planner(config).plan(args.task, image, module=module, hierarchy=xml)
     locator = module_locator(registry, module.name)
     screen = Screen(image, xml)
-    rows, boxes = [], []
+    rows: list[dict[str, Any]] = []
+    boxes = []
     for step in plan.steps:
-        row = {"step": step.step, "action": step.action.value, "target_ref": step.target_ref, "params": step.params}
+        row: dict[str, Any] = {"step": step.step, "action": step.action.value, "target_ref": step.target_ref, "params": step.params}
         if step.target_ref:
             res = next((r for r in (locator.locate(t, screen) for t in step.targets) if r.success),
                        None) or locator.locate(step.target_ref, screen)

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             for e in entries:
                 print(f"{e.get('name')}: {e.get('path')} (screen {e.get('screen_size')}, {e.get('created', '')})")
         return 0
-    data = [{"name": m.name, "display_name": m.display_name, "package": m.package, "default": m.default,
+    data: list[dict[str, Any]] = [{"name": m.name, "display_name": m.display_name, "package": m.package, "default": m.default,
              "keywords": list(m.keywords), "path": str(m.path),
              "templates": [{"name": t.name, "patterns": list(t.patterns)} for t in m.templates]}
             for m in registry.modules.values()]
@@ -132,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{m['name']} ({m['display_name']}, {m['package'] or 'no package'})" + (" [default]" if m["default"] else ""))
         for t in m["templates"]:
             print(f"  {t['name']:20} " + " | ".join(t["patterns"]))
-    for p in registry.problems:
-        print(f"\nproblem: {p}")
+    for problem in registry.problems:
+        print(f"\nproblem: {problem}")
     if registry.broken:
         print(f"\nnot loadable: {', '.join(sorted(registry.broken))} (see `remote modules check`)")
     return 0

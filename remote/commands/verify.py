@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if tree_answer is None and ocr.available():
         lines = [box.text for box in ocr.read_text(screenshot, max_side=ocr.MAX_SIDE)]
     result = _free_verdict(lines, tree_answer, args.expectation)
-    usage: dict[str, object] = {}
+    usage: dict[str, dict[str, float]] = {}
     if result is None:
         config = LLMConfig.from_env()
         if not config.configured:

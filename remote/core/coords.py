@@ -155,20 +155,38 @@ def _is_number(v: Any) -> bool:
 
 
 def validate_bbox(bbox: Any, screen_size: Size) -> dict[str, Any]:
-    """``{"valid": True}`` when the bbox is well formed and overlaps the screen.
+    """``{"valid": True}`` when the bbox is well formed and lies on the screen (the seed's rule).
 
-    Off-screen, empty or malformed boxes give ``{"valid": False, "error": ...}``.
+    Malformed, empty, or reaching outside the screen: ``{"valid": False, "error": ...}``
+    (``(-50, 200, 300, 250)`` is ``坐标超出屏幕范围``). How much of a partly visible box
+    can be tapped is :func:`visible_region`'s question.
     """
+    problem = _shape_problem(bbox, screen_size)
+    if problem:
+        return {"valid": False, "error": problem}
+    x1, y1, x2, y2 = bbox
+    w, h = screen_size
+    if x1 < 0 or y1 < 0 or x2 > w or y2 > h:
+        return {"valid": False, "error": "坐标超出屏幕范围"}
+    return {"valid": True}
+
+
+def overlaps_screen(bbox: Any, screen_size: Size) -> bool:
+    """Well formed, not empty, and at least partly on the screen."""
+    return not _shape_problem(bbox, screen_size)
+
+
+def _shape_problem(bbox: Any, screen_size: Size) -> str:
     if bbox is None or not isinstance(bbox, Sequence) or len(bbox) != 4 or not all(map(_is_number, bbox)):
         logger.warning("[坐标] 无效坐标 %r, 屏幕尺寸: %r", bbox, screen_size)
-        return {"valid": False, "error": "坐标格式无效"}
+        return "坐标格式无效"
     x1, y1, x2, y2 = bbox
     w, h = screen_size
     if x2 <= x1 or y2 <= y1:
-        return {"valid": False, "error": "坐标区域为空"}
+        return "坐标区域为空"
     if x2 <= 0 or y2 <= 0 or x1 >= w or y1 >= h:
-        return {"valid": False, "error": "坐标超出屏幕范围"}
-    return {"valid": True}
+        return "坐标超出屏幕范围"
+    return ""
 
 
 def visible_region(bbox: Any, screen_size: Size) -> dict[str, Any]:
@@ -179,7 +197,7 @@ def visible_region(bbox: Any, screen_size: Size) -> dict[str, Any]:
     ``can_interact`` is False (``safe_region`` is the visible part, or None when
     nothing is visible). ``visible_fraction`` is added for the record.
     """
-    if not validate_bbox(bbox, screen_size)["valid"]:
+    if not overlaps_screen(bbox, screen_size):
         return {"can_interact": False, "safe_region": None, "visible_fraction": 0.0}
     x1, y1, x2, y2 = (int(round(v)) for v in bbox)
     w, h = screen_size
@@ -288,7 +306,7 @@ def model_box_to_pixels(values: Any, sent_size: Size, screen_size: Size, coord_m
             raw[1], raw[3] = raw[3], raw[1]
         raw[2] = max(raw[2], raw[0] + 1)   # a point is a 1 px box
         raw[3] = max(raw[3], raw[1] + 1)
-        if not validate_bbox(raw, (w, h))["valid"]:
+        if not overlaps_screen(raw, (w, h)):
             raise ValueError("empty or off screen")
         return to_pixels(raw, (w, h), "pixel")
     except (TypeError, ValueError, KeyError, ZeroDivisionError, OverflowError) as exc:

@@ -239,7 +239,8 @@ class UIElement:
             self.center = ((x1 + x2) // 2, (y1 + y2) // 2)
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self)
+        out: dict[str, Any] = to_jsonable(self)
+        return out
 
 
 @dataclass
@@ -260,7 +261,8 @@ class LocateResult:
         return self.element.center if self.element else None
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self)
+        out: dict[str, Any] = to_jsonable(self)
+        return out
 
 
 @dataclass
@@ -304,7 +306,8 @@ class VerifyResult:
     method: str = ""             # "pixel", "tree", "reference", "model"
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self)
+        out: dict[str, Any] = to_jsonable(self)
+        return out
 
 
 @dataclass
@@ -400,7 +403,8 @@ class StepResult:
         return max(0.0, self.end_time - self.start_time)
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self)
+        out: dict[str, Any] = to_jsonable(self)
+        return out
 
 
 @dataclass
@@ -432,4 +436,5 @@ class TaskResult:
         return self.status is TaskStatus.SUCCESS
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self)
+        out: dict[str, Any] = to_jsonable(self)
+        return out

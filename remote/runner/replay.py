@@ -54,11 +54,16 @@ def _locate_decision(n: int, step: dict[str, Any], recorded: dict[str, Any], scr
         return Decision(n, "locate", f"{rec_tier} {rec_box}", "-", False, "located by the model: not replayable offline")
     res = locator.locate(target, screen)
     box = list(res.element.bbox) if res.element else None
+    here, there = _center(box), _center(rec_box)
     same = res.success == rec_ok and (not res.success or (
-        res.method_used.split("+")[0] == rec_tier.split("+")[0]
-        and max(abs(a - b) for a, b in zip(_center(box), _center(rec_box), strict=True)) <= CENTER_TOLERANCE_PX))
-    fmt = lambda ok, tier, b: f"{'found' if ok else 'not found'} {tier} {b or ''}".strip()  # noqa: E731
-    return Decision(n, "locate", fmt(rec_ok, rec_tier, rec_box), fmt(res.success, res.method_used, box), not same)
+        res.method_used.split("+")[0] == rec_tier.split("+")[0] and here is not None and there is not None
+        and max(abs(a - b) for a, b in zip(here, there, strict=True)) <= CENTER_TOLERANCE_PX))
+    return Decision(n, "locate", _said(rec_ok, rec_tier, rec_box), _said(res.success, res.method_used, box),
+                    not same)
+
+
+def _said(found: bool, tier: str, box: Any) -> str:
+    return f"{'found' if found else 'not found'} {tier} {box or ''}".strip()
 
 
 def replay_run(run_dir: str | Path, *, verifier: Any = None) -> list[Decision]:

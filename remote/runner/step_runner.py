@@ -239,8 +239,7 @@ class StepRunner:
             ok = self._timed(sr, "act", self._act_at, step, point)
             self._wait(step, level, sr)
             after = self._timed(sr, "capture", self.capture)
-            verdict = self._timed(sr, "verify", self._settle, step, level, before, after, loc, ok, sr)
-            after, verdict = verdict
+            after, verdict = self._timed(sr, "verify", self._settle, step, level, before, after, loc, ok, sr)
             sr.screenshot_after, sr.verify_result = after, verdict
             if verdict.verified or verdict.outcome is StepOutcome.UNKNOWN and verdict.suggestion is SuggestionAction.CONTINUE:
                 sr.status = StepStatus.SUCCESS

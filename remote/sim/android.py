@@ -11,7 +11,7 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from remote.sim import apps
+from remote.sim import apps, clipboard
 from remote.sim.phone import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
 
@@ -137,8 +137,10 @@ def am(ctx: Ctx, argv: list[str]) -> int:
         desc = "Intent { " + (f"act={action} " if action else "") + "flg=0x400000" + \
             (" (has extras)" if extras else "") + " }"
         ctx.out(f"Broadcasting: {desc}\n")
-        _adb_keyboard(phone, action, extras)
-        ctx.out("Broadcast completed: result=0\n")
+        answer = clipboard.broadcast(phone, action, extras)   # the clipper helper's receiver, else None
+        if answer is None:
+            _adb_keyboard(phone, action, extras)
+        ctx.out(answer or "Broadcast completed: result=0\n")
         return 0
     ctx.err(f"Error: unknown command '{sub}'\n")
     return 255
@@ -215,7 +217,7 @@ def monkey(ctx: Ctx, argv: list[str]) -> int:
 
 def pm(ctx: Ctx, argv: list[str]) -> int:
     packages = sorted({ctx.phone.launcher, *apps.APPS, "com.android.systemui", "com.android.permissioncontroller",
-                       "com.android.inputmethod.latin"}
+                       "com.android.inputmethod.latin", clipboard.PACKAGE}
                       | ({"com.android.adbkeyboard"} if ADB_IME in ctx.phone.imes_installed else set()))
     if argv[1:3] == ["list", "packages"]:
         needle = next((a for a in argv[3:] if not a.startswith("-")), "")

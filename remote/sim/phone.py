@@ -22,7 +22,7 @@ from typing import Any
 
 from PIL import Image
 
-from remote.sim import apps
+from remote.sim import apps, clipboard
 from remote.sim.fs import FakeFS
 from remote.sim.render import draw_tree, tree_to_xml
 from remote.sim.scenario import Scenario, make_scenario
@@ -99,6 +99,7 @@ class SimPhone:
         self.browser_url: str | None = None
         self.browser_loaded_at = 0.0
         self.volume = 7
+        self.clipboard: str | None = None
         # --- system ---
         installed = [LATIN_IME] + ([ADB_IME] if self.scenario.adbkeyboard else [])
         self.imes_installed = installed
@@ -129,6 +130,7 @@ class SimPhone:
                 "ime": self.ime,
                 "commands": list(self.commands),
                 "launcher_page": self.launcher_page + 1,
+                "clipboard": self.clipboard,
             }
 
     @property
@@ -343,6 +345,8 @@ class SimPhone:
                 self.volume = min(15, self.volume + 1)
             elif code == 25:
                 self.volume = max(0, self.volume - 1)
+            elif code == clipboard.KEYCODE_PASTE:
+                clipboard.paste(self)
             elif code in KEY_CHARS:
                 self.type_text(KEY_CHARS[code])
             self.changed()

@@ -50,7 +50,7 @@ def decode_raw(data: bytes | bytearray | memoryview) -> Image.Image:
                                  f"(header would be {header} bytes)")
     pixels = memoryview(data)[header:]
     if mode == "RGB":
-        return Image.frombuffer("RGB", (width, height), pixels, "raw", "RGB", 0, 1).copy()
+        return Image.frombuffer("RGB", (width, height), pixels, "raw", "RGB", 0, 1).copy()  # type: ignore[arg-type]
     if mode == "BGR;16":
         return Image.frombuffer("RGB", (width, height), bytes(pixels), "raw", "BGR;16", 0, 1)
     # Drop alpha straight from the RGBA buffer: one numpy copy, no PIL convert pass.

@@ -46,7 +46,7 @@ def server_answers(host: str, port: int, timeout: float = 1.0) -> bool:
         return False
 
 
-class NoSpawnClient(adbutils.AdbClient):
+class NoSpawnClient(adbutils.AdbClient):  # type: ignore[misc]  # adbutils ships no type hints
     """An adbutils client that never starts an adb server of its own (adbutils would, and leave it running)."""
 
     def make_connection(self, timeout: float | None = None) -> adbutils.AdbConnection:

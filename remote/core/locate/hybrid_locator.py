@@ -14,7 +14,7 @@ Tier order per target_ref form (../shared/DESIGN.md):
 A tier "finds" when its best element's calibrated confidence (``confidence.py``) is
 at least ``ACCEPT``; otherwise the next tier runs. Several elements scoring nearly
 as well as the best are returned as ``candidates`` with ``reliable=False``. Every
-element is validated with ``coords.validate_bbox``/``visible_region``; a partly
+element is checked with ``coords.overlaps_screen``/``visible_region``; a partly
 visible element is tapped in the middle of its visible part, or reported as not
 interactable. Given no screenshot, it captures one from its ``device`` (and the UI
 dump only when a tier needs it).
@@ -29,7 +29,7 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core.coords import bbox_center, to_pixels, validate_bbox, visible_region
+from remote.core.coords import bbox_center, overlaps_screen, to_pixels, visible_region
 from remote.core.device.protocol import ScreenSource
 from remote.core.locate import features, matching, ocr, tree_roles, visual_policy
 from remote.core.locate.assets import AssetsManager
@@ -132,7 +132,7 @@ class HybridLocator:
         """True when ``element`` is still on the screen: valid box, interactable, and the
         stored template (``metadata['template']``, if any) still matches there."""
         screen = self._screen(screenshot, None)
-        if not validate_bbox(element.bbox, screen.size)["valid"]:
+        if not overlaps_screen(element.bbox, screen.size):
             return False
         if not visible_region(element.bbox, screen.size)["can_interact"]:
             return False
@@ -424,7 +424,7 @@ class HybridLocator:
 
     @staticmethod
     def _validate(element: UIElement, size: tuple[int, int]) -> bool:
-        if not validate_bbox(element.bbox, size)["valid"]:
+        if not overlaps_screen(element.bbox, size):
             element.visible_region = {"can_interact": False, "safe_region": None, "visible_fraction": 0.0}
             return False
         x1, y1, x2, y2 = element.bbox

@@ -126,7 +126,8 @@ def _is_ad_signal(node: UINode) -> bool:
 
 
 def _ancestors(tree: UITree, node: UINode, levels: int) -> list[int]:
-    out, cur = [], node.parent
+    out: list[int] = []
+    cur = node.parent
     while cur is not None and len(out) < levels:
         if tree.nodes[cur].depth >= 1:   # the window root contains everything: not a shared container
             out.append(cur)

@@ -225,7 +225,7 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
         repairs.append(f"{where}: wait without a duration waits {args.ms} ms")
     values = _timing(raw, where, problems, repairs)
     raw_type = raw.get("target_type")
-    if raw_type in TargetType._value2member_map_:
+    if isinstance(raw_type, str) and raw_type in TargetType._value2member_map_:
         target_type: TargetType | None = TargetType(raw_type)
     else:
         target_type = infer_target_type(target_ref)

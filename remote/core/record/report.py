@@ -15,6 +15,9 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+from remote.core.imagefile import check_size
+from remote.errors import BadInput
+
 THUMB_WIDTH = 300
 
 
@@ -46,11 +49,25 @@ def _thumb_data_url(img: Image.Image) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def inside(run_dir: Path, name: Any) -> Path | None:
+    """The file ``name`` of a record, only if it lies inside the record's folder (run.json is not trusted)."""
+    if not isinstance(name, str) or not name:
+        return None
+    base = run_dir.resolve()
+    path = (base / name).resolve()
+    return path if base in path.parents and path.is_file() else None
+
+
 def _screen_cell(run_dir: Path, name: str | None, step: dict[str, Any], *, with_marks: bool) -> str:
     caption = "before: located box, tap point" if with_marks else "after"
-    if not name or not (run_dir / name).is_file():
+    path = inside(run_dir, name)
+    if path is None or name is None:
         return f"<td class=noimg><div class=cap>{caption}</div>no screenshot (no look needed)</td>"
-    with Image.open(run_dir / name) as img:
+    try:
+        check_size(Image.open(path).size, "screenshot")
+    except (BadInput, OSError):
+        return f"<td class=noimg><div class=cap>{caption}</div>unreadable or oversized screenshot</td>"
+    with Image.open(path) as img:
         if with_marks:
             loc = step.get("locate_result") or {}
             img = annotate(img, step.get("bbox"), step.get("tap_point"),

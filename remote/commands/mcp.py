@@ -1,0 +1,63 @@
+"""`remote mcp`: serve the phone as MCP tools, on stdio (the default) or streamable HTTP.
+
+    python -m remote mcp --device sim                     # stdio, for Claude Desktop / Code, Cursor
+    python -m remote mcp --device SERIAL --http 127.0.0.1:8765
+    REMOTE_MCP_TOKEN=... python -m remote mcp --http 0.0.0.0:8765   # any other address needs a token
+
+stdout belongs to the protocol on stdio: everything else goes to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from remote.apps import ModuleRegistry
+from remote.commands._device import open_device
+from remote.config import LLMConfig
+from remote.errors import ActionError, ConfigError
+from remote.mcp.access import AccessGate, resolve_app
+from remote.mcp.server import is_loopback, parse_address, serve_http, serve_stdio
+from remote.mcp.session import Session, SessionOptions
+
+TOKEN_ENV = "REMOTE_MCP_TOKEN"
+
+
+def run(args: Any) -> int:
+    token = os.environ.get(TOKEN_ENV, "").strip() or None
+    if args.http:                    # a bad address or a missing token fails before the phone is opened
+        host, _port = parse_address(args.http)
+        if not token and not is_loopback(host):
+            raise ConfigError(f"serving on {host} (not loopback) needs a bearer token",
+                              hint=f"set {TOKEN_ENV} to a long random secret; clients then send "
+                                   "'Authorization: Bearer <token>'")
+    if getattr(args, "trace", None):
+        raise ConfigError("--trace needs the trace phone, which this build does not include yet",
+                          hint="use --device sim or a real phone")
+    registry = ModuleRegistry()
+    gate = AccessGate(_allowed(args.allow, registry))
+    with open_device(args) as (adb, sim):
+        session = Session(adb, registry=registry, llm=LLMConfig.from_env(), gate=gate, phone=sim,
+                          options=_options(args))
+        if args.http:
+            serve_http(session, args.http, token)
+        else:
+            serve_stdio(session)
+    return 0
+
+
+def _options(args: Any) -> SessionOptions:
+    options = SessionOptions(runs_dir=args.runs_dir or None)
+    if args.work_dir:
+        options.work_dir = Path(args.work_dir)
+    return options
+
+
+def _allowed(spec: str | None, registry: ModuleRegistry) -> list[str]:
+    """``--allow 微信,com.android.settings`` pre-approves apps; ``--allow '*'`` turns the gate off."""
+    names = [n.strip() for n in (spec or "").split(",") if n.strip()]
+    try:
+        return ["*" if n == "*" else resolve_app(n, registry) for n in names]
+    except ActionError as exc:
+        raise ConfigError(f"--allow: {exc.message}", hint=exc.hint) from exc

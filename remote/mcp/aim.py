@@ -1,0 +1,119 @@
+"""Where an agent means: x,y in the last screenshot, an element number from it, or a ``target_ref``.
+
+The three forms end in one `Aim`: a device-pixel point, the box it came from,
+and a sentence saying how it was found (``desc:搜索 found via tree, confidence
+1.00``) — the tier and confidence come from `HybridLocator`. An element number
+is re-checked against the live UI tree when the phone was touched since the
+screenshot, so a stale number is refused rather than tapped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from remote.core.coords import bbox_center, visible_region
+from remote.core.locate.ui_tree import UITree
+from remote.errors import ActionError, LocateError
+from remote.mcp.session import Session
+from remote.mcp.shot import Element, Shot
+
+
+@dataclass(frozen=True)
+class Aim:
+    point: tuple[int, int]                       # device pixels
+    bbox: tuple[int, int, int, int] | None       # device pixels
+    how: str
+    label: str = ""
+    tier: str = ""
+    confidence: float | None = None
+
+    def describe(self, shot: Shot | None) -> str:
+        x, y = self.point
+        where = f"device ({x},{y})"
+        if shot is not None:
+            ix, iy = shot.to_image(x, y)
+            where += f" = image ({ix},{iy})"
+        return f"{self.how} -> {where}"
+
+
+def count_forms(x: float | None, y: float | None, element: int | None, target_ref: str | None) -> int:
+    if (x is None) != (y is None):
+        raise ActionError("give both x and y (pixels of the last screenshot), or neither")
+    return (x is not None) + (element is not None) + bool(target_ref)
+
+
+def aim(session: Session, *, x: float | None = None, y: float | None = None, element: int | None = None,
+        target_ref: str | None = None, what: str = "the target") -> Aim:
+    """Resolve exactly one of: ``x``+``y``, ``element``, ``target_ref``."""
+    forms = count_forms(x, y, element, target_ref)
+    if forms != 1:
+        raise ActionError(f"name {what} one way: x and y, or element, or target_ref "
+                          f"({'none' if forms == 0 else 'several'} given)")
+    if x is not None and y is not None:
+        shot = session.require_shot()
+        point = shot.to_device(x, y)
+        under = shot.element_at(*point)
+        label = under.name if under is not None else ""
+        return Aim(point, None, f"image point ({x:g},{y:g})" + (f" on [{under.role}] {under.name!r}" if under
+                                                                   else ""), label)
+    if element is not None:
+        return _aim_element(session, session.require_shot().element(element))
+    return aim_target(session, str(target_ref))
+
+
+def _aim_element(session: Session, el: Element) -> Aim:
+    shot = session.require_shot()
+    how = f"element {el.number} [{el.role}] {el.name!r}"
+    if session.generation > shot.generation:
+        tree = session.tree()
+        if tree is not None and not _still_there(tree, el):
+            raise LocateError(f"element {el.number} ({el.role} {el.name!r}) is not on the screen any more: "
+                              "the phone was touched since the screenshot",
+                              hint="take a new screenshot and use its numbers, or name the target by target_ref")
+        how += " (re-checked on the current screen)"
+    vis = visible_region(el.bbox, shot.device_size)
+    box = vis["safe_region"] or el.bbox
+    return Aim(bbox_center(box), el.bbox, how, el.name)
+
+
+def _still_there(tree: UITree, el: Element) -> bool:
+    for node in tree.visible_nodes():
+        if node.bounds != el.bbox:
+            continue
+        if not el.rid or node.resource_id == el.rid:
+            return True
+    return False
+
+
+def aim_target(session: Session, target_ref: str) -> Aim:
+    """Locate a ``target_ref`` on a fresh screen with the hybrid locator (tree, OpenCV, OCR, vision)."""
+    if target_ref.startswith("dynamic:") and session.locator.vision is None:
+        raise LocateError(f"{target_ref}: dynamic: targets need a vision model, and none is configured",
+                          target_ref=target_ref,
+                          hint="set LLM_PROVIDER and its key (docs/models.md), or use text:/desc:/id:, an element "
+                               "number or x,y")
+    screen = session.live_screen()
+    result = session.locator.locate(target_ref, screen)
+    if result.success and result.element is not None and result.reliable:
+        el = result.element
+        point = el.center or bbox_center(el.bbox)
+        how = f"{target_ref} found via {result.method_used} (confidence {el.confidence:.2f})"
+        return Aim(point, el.bbox, how, el.description or target_ref, result.method_used, el.confidence)
+    if result.success:
+        shot = session.shot
+        places = "; ".join(_place(c.bbox, shot) for c in result.candidates[:5])
+        raise LocateError(f"{target_ref} matches {len(result.candidates)} places nearly equally well ({places})",
+                          target_ref=target_ref,
+                          hint="pick one: take a screenshot and pass element=N, or pass x,y")
+    tried = ", ".join(result.tiers_tried) or "no tier"
+    raise LocateError(f"{target_ref} not found (tried {tried}): {result.error or 'no match'}",
+                      target_ref=target_ref,
+                      hint="take a screenshot and use an element number, or a text:/desc:/id: from its list")
+
+
+def _place(bbox: tuple[int, int, int, int], shot: Shot | None) -> str:
+    x, y = bbox_center(bbox)
+    if shot is None:
+        return f"device ({x},{y})"
+    ix, iy = shot.to_image(x, y)
+    return f"image ({ix},{iy})"

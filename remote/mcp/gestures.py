@@ -1,0 +1,189 @@
+"""Touch tools: tap, double tap, long press, drag, scroll, scroll until found, wait for, zoom.
+
+Each acting function checks the app in front against the allow list first,
+then resolves its target (`remote.mcp.aim`), asks before a sensitive target,
+acts through the controller, and returns one sentence an agent can read: what
+was done, where in device pixels and in the screenshot's pixels, and how the
+target was found.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from typing import Any
+
+from remote.errors import ActionError, LocateError
+from remote.mcp.aim import Aim, aim, aim_target
+from remote.mcp.asking import Asker, confirm_sensitive
+from remote.mcp.session import Session
+from remote.mcp.shot import DEFAULT_MAX_SIDE, encode_jpeg
+
+DIRECTIONS = ("up", "down", "left", "right")
+SCROLL_UNIT = 0.15          # one scroll "click" moves the content by 15 % of the screen
+MAX_SWIPE = 0.6             # longest single swipe, as a share of the screen
+
+
+def front_allowed(session: Session, doing: str) -> str:
+    """The package in front, after checking that the agent may act in it."""
+    package = session.front().get("package", "")
+    session.gate.check(package, doing)
+    return package
+
+
+def _prepare(session: Session, asker: Asker, doing: str, **where: Any) -> tuple[Aim, str]:
+    package = front_allowed(session, doing)
+    target = aim(session, **where)
+    note = confirm_sensitive(asker, target.label, package, session.registry, doing)
+    return target, note
+
+
+def _report(verb: str, target: Aim, session: Session, note: str = "") -> str:
+    text = f"{verb} {target.describe(session.shot)}"
+    return f"{text}; {note}" if note else text
+
+
+def tap(session: Session, asker: Asker, *, x: float | None = None, y: float | None = None,
+        element: int | None = None, target_ref: str | None = None) -> str:
+    target, note = _prepare(session, asker, "tap", x=x, y=y, element=element, target_ref=target_ref)
+    session.adb.tap(*target.point)
+    session.acted()
+    return _report("tapped", target, session, note)
+
+
+def double_tap(session: Session, asker: Asker, *, x: float | None = None, y: float | None = None,
+               element: int | None = None, target_ref: str | None = None) -> str:
+    target, note = _prepare(session, asker, "double-tap", x=x, y=y, element=element, target_ref=target_ref)
+    one = shlex.join(["input", "tap", str(target.point[0]), str(target.point[1])])
+    session.adb.shell(f"{one} ; {one}")   # one shell call: two taps inside Android's double-tap window
+    session.acted()
+    return _report("double-tapped", target, session, note)
+
+
+def long_press(session: Session, asker: Asker, *, x: float | None = None, y: float | None = None,
+               element: int | None = None, target_ref: str | None = None, duration_ms: int = 800) -> str:
+    target, note = _prepare(session, asker, "long-press", x=x, y=y, element=element, target_ref=target_ref)
+    session.adb.long_press(*target.point, duration_ms=max(400, min(int(duration_ms), 10_000)))
+    session.acted()
+    return _report(f"long-pressed ({duration_ms} ms)", target, session, note)
+
+
+def drag(session: Session, asker: Asker, start: dict[str, Any], end: dict[str, Any], duration_ms: int = 500) -> str:
+    package = front_allowed(session, "drag")
+    a = aim(session, **start, what="the start")
+    b = aim(session, **end, what="the end")
+    note = confirm_sensitive(asker, a.label, package, session.registry, "drag")
+    session.adb.swipe(*a.point, *b.point, duration_ms=max(50, min(int(duration_ms), 10_000)))
+    session.acted()
+    text = f"dragged from {a.describe(session.shot)} to {b.describe(session.shot)} in {duration_ms} ms"
+    return f"{text}; {note}" if note else text
+
+
+def scroll_vector(direction: str, amount: int, start: tuple[int, int], size: tuple[int, int]) -> list[tuple[int, int, int, int]]:
+    """Finger swipes that scroll the content ``amount`` clicks in ``direction`` (content moves that way,
+    so the finger moves the other way), starting at ``start``, kept inside the screen."""
+    if direction not in DIRECTIONS:
+        raise ActionError(f"unknown direction {direction!r}", hint="use up, down, left or right")
+    if not 1 <= amount <= 20:
+        raise ActionError(f"amount {amount} is out of range", hint="use 1-20 (one = 15 % of the screen)")
+    w, h = size
+    vertical = direction in ("up", "down")
+    side = h if vertical else w
+    sign = -1 if direction in ("down", "right") else 1     # "down": the finger moves up
+    total = amount * SCROLL_UNIT * side
+    lo, hi = 0.05 * side, 0.95 * side
+    swipes = []
+    while total > 1:
+        step = min(total, MAX_SWIPE * side)
+        total -= step
+        pos: float = start[1] if vertical else start[0]
+        # Start far enough from the edge the finger moves towards to fit the whole swipe.
+        pos = max(pos, lo + step) if sign < 0 else min(pos, hi - step)
+        stop = pos + sign * step
+        if vertical:
+            swipes.append((start[0], int(pos), start[0], int(stop)))
+        else:
+            swipes.append((int(pos), start[1], int(stop), start[1]))
+    return swipes
+
+
+def scroll(session: Session, asker: Asker, direction: str, amount: int = 3, *, x: float | None = None,
+           y: float | None = None, element: int | None = None, target_ref: str | None = None) -> str:
+    front_allowed(session, "scroll")
+    size = session.adb.window_size()
+    if x is None and element is None and not target_ref:
+        target = Aim((size[0] // 2, size[1] // 2), None, "the middle of the screen")
+    else:
+        target = aim(session, x=x, y=y, element=element, target_ref=target_ref)
+    swipes = scroll_vector(direction, int(amount), target.point, size)
+    for sx, sy, ex, ey in swipes:
+        session.adb.swipe(sx, sy, ex, ey, duration_ms=300)
+    session.acted()
+    return f"scrolled {direction} by {amount} ({len(swipes)} swipe{'s' * (len(swipes) > 1)}) at " \
+           f"{target.describe(session.shot)}"
+
+
+def scroll_to(session: Session, asker: Asker, target_ref: str, direction: str = "down", max_swipes: int = 8) -> str:
+    """Scroll until ``target_ref`` is on screen; stop at the end of the list."""
+    front_allowed(session, "scroll")
+    size = session.adb.window_size()
+    last = None
+    for swipes in range(max(0, min(int(max_swipes), 30)) + 1):
+        try:
+            found = aim_target(session, target_ref)
+            return f"{found.describe(session.shot)} after {swipes} scroll{'s' * (swipes != 1)} {direction}"
+        except LocateError as exc:
+            if "nearly equally" in exc.message:
+                raise
+            last = exc
+        if swipes == max_swipes:
+            break
+        before = session.capture()[0]
+        sx, sy, ex, ey = scroll_vector(direction, 3, (size[0] // 2, size[1] // 2), size)[0]
+        front_allowed(session, "scroll")
+        session.adb.swipe(sx, sy, ex, ey, duration_ms=300)
+        session.acted()
+        time.sleep(0.3)
+        if not session.verifier.classify(before, session.capture()[0]).screen_changed:
+            raise LocateError(f"{target_ref} not found: the list ended after {swipes + 1} scrolls {direction}",
+                              target_ref=target_ref, hint="try the other direction")
+    raise LocateError(f"{target_ref} not found after {max_swipes} scrolls {direction}: {last}",
+                      target_ref=target_ref, hint="raise max_swipes or try the other direction")
+
+
+def wait_for(session: Session, target_ref: str, gone: bool = False, timeout: float = 10.0,
+             interval: float = 0.5) -> str:
+    """Poll until ``target_ref`` appears (or, with ``gone``, disappears); a LocateError after ``timeout``."""
+    started = time.monotonic()
+    limit = max(0.0, min(float(timeout), 300.0))
+    while True:
+        try:
+            found = aim_target(session, target_ref)
+            present, detail = True, found.describe(session.shot)
+        except LocateError as exc:
+            present, detail = "nearly equally" in exc.message, exc.message
+        waited = time.monotonic() - started
+        if present != gone:
+            what = "gone" if gone else f"present: {detail}"
+            return f"{target_ref} {what} after {waited:.1f} s"
+        if waited >= limit:
+            state = "still there" if gone else "did not appear"
+            raise LocateError(f"{target_ref} {state} within {limit:g} s", target_ref=target_ref,
+                              hint="take a screenshot to see what the phone shows")
+        time.sleep(max(0.05, min(interval, limit - waited)))
+
+
+def zoom(session: Session, region: list[float], max_side: int = DEFAULT_MAX_SIDE) -> tuple[bytes, str]:
+    """A region of the last screenshot, cut from the native-resolution frame (not upscaled from the JPEG)."""
+    shot = session.require_shot()
+    box = shot.region_to_device(region)
+    image, secure = session.capture()
+    crop = image.crop(box)
+    jpeg, size = encode_jpeg(crop, max_side)
+    x1, y1, x2, y2 = box
+    note = " (secure screen: black)" if secure else ""
+    text = (f"zoom of image region {list(region)} = device ({x1},{y1})-({x2},{y2}), "
+            f"{x2 - x1}x{y2 - y1} native pixels shown as {size[0]}x{size[1]}{note}. Coordinates you send "
+            "stay in the last screenshot's space.")
+    return jpeg, text
+
