@@ -193,7 +193,7 @@ class SimPhone:
 
     def _black(self, png: bool) -> bytes:
         key = ("black", png)
-        cached = getattr(self, "_black_cache", {})
+        cached: dict[tuple[str, bool], bytes] = getattr(self, "_black_cache", {})
         if key not in cached:
             black = Frame(Widget(), Image.new("RGB", self.size, (0, 0, 0)), self.size)
             cached[key] = black.png() if png else black.raw()

@@ -140,7 +140,7 @@ def _watch(conn: socket.socket, stop: threading.Event, server_stop: threading.Ev
             stop.set()
             return
         try:
-            readable, _, _ = select.select([conn, wake], [], [], 0.5)
+            readable, _, _ = select.select([conn.fileno(), wake], [], [], 0.5)
             if wake in readable:
                 return
             # stdin (v1 bytes or v2 packets) is not used by one-shot commands: read and drop it

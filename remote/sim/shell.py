@@ -210,7 +210,9 @@ def parse(tokens: list[Token]) -> list[tuple[str, list[Command]]]:
             if i >= len(tokens) or tokens[i][0] != "word":
                 raise ShellSyntaxError(f"syntax error: '{op}' unexpected")
             default_fd = 0 if op.startswith("<") else 1
-            cmd.redirects.append((default_fd if fd is None else int(fd), op, tokens[i][1]))  # type: ignore[arg-type]
+            target = tokens[i][1]
+            assert isinstance(target, Word)
+            cmd.redirects.append((default_fd if fd is None else int(str(fd)), op, target))
         elif value == "|":
             end_command()
         elif value in (";", "&", "&&", "||"):

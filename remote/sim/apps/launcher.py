@@ -75,6 +75,12 @@ def activity(rom: str) -> str:
     return ACTIVITIES[rom]
 
 
+def _opener(phone: Phone, package: str) -> Callable[[], None]:
+    def launch() -> None:
+        phone.launch(package)
+    return launch
+
+
 def _wallpaper(m: Metrics) -> Callable[[ImageDraw.ImageDraw, Widget], None]:
     def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
         x1, y1, x2, y2 = w.bounds
@@ -106,8 +112,7 @@ def build(phone: Phone, m: Metrics) -> Widget:
     for i, app in enumerate(PAGE_APPS[page]):
         col, row = i % COLUMNS, i // COLUMNS
         cell = text_view(m.box(col * CELL_W, ROW0 + row * CELL_H, CELL_W, CELL_H - 4), app.name, 0,
-                         fg=(255, 255, 255), desc=app.name, clickable=True,
-                         on_tap=lambda p=app.package: phone.launch(p))
+                         fg=(255, 255, 255), desc=app.name, clickable=True, on_tap=_opener(phone, app.package))
         cell.long_clickable = True
         cell.paint = _cell_painter(m, app)  # the label is drawn under the icon
         workspace.add(cell)
@@ -116,7 +121,7 @@ def build(phone: Phone, m: Metrics) -> Widget:
     for i, app in enumerate(DOCK_APPS):
         dock.add(Widget("android.widget.TextView", m.box(i * CELL_W, 676, CELL_W, 88), text=app.name, desc=app.name,
                         clickable=True, focusable=True, long_clickable=True,
-                        on_tap=lambda p=app.package: phone.launch(p), paint=icon_painter(app, m.px(ICON), m.px(16))))
+                        on_tap=_opener(phone, app.package), paint=icon_painter(app, m.px(ICON), m.px(16))))
     layer.add(dock)
     root.add(layer)
     return root
@@ -155,11 +160,11 @@ def _miui_icon(phone: Phone, m: Metrics, app: AppInfo, x: float, y: float, title
         draw_icon(draw, w.bounds, app)
 
     out = [Widget("android.widget.ImageView", m.box(x + (CELL_W - ICON) / 2, y + 8, ICON, ICON), rid=hid + "icon_icon",
-                  desc=app.name, clickable=True, long_clickable=True, on_tap=lambda: phone.launch(app.package),
+                  desc=app.name, clickable=True, long_clickable=True, on_tap=_opener(phone, app.package),
                   paint=paint)]
     if titled:
         out.append(text_view(m.box(x, y + 68, CELL_W, 18), app.name, m.px(13), fg=(255, 255, 255), align="center",
-                             rid=hid + "icon_title", clickable=True, on_tap=lambda: phone.launch(app.package)))
+                             rid=hid + "icon_title", clickable=True, on_tap=_opener(phone, app.package)))
         out[-1].long_clickable = True
     return out
 

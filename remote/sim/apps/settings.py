@@ -11,6 +11,7 @@ typing filters the index, and a result opens the page that holds it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from PIL import ImageDraw
 
@@ -118,12 +119,11 @@ def _sub_header(phone: Phone, m: Metrics, root: Widget, title: str) -> float:
 
 def _row(phone: Phone, m: Metrics, row: pages.Row, y: float) -> Widget:
     aosp = phone.scenario.rom == "aosp"
+    on_tap: Callable[[], None] = lambda: None  # noqa: E731
     if row.key:
-        on_tap = lambda k=row.key: toggle(phone, k)  # noqa: E731 - the row is what toggles
+        on_tap = partial(toggle, phone, row.key)    # the row is what toggles
     elif row.target:
-        on_tap = lambda t=row.target: phone.push(t)  # noqa: E731
-    else:
-        on_tap = lambda: None  # noqa: E731
+        on_tap = partial(phone.push, row.target)
     out = Widget("android.widget.LinearLayout", m.box(0, y, 360, ROW_H), clickable=True, focusable=True,
                  on_tap=on_tap, paint=_divider(m))
     x = 16.0
@@ -204,7 +204,7 @@ def _search(phone: Phone, m: Metrics, root: Widget) -> None:
                      rid=sid + "list_results" if sid else "", scrollable=True)
     for title, target in found:
         row = Widget("android.widget.LinearLayout", m.box(0, y, 360, ROW_H), clickable=True, focusable=True,
-                     on_tap=lambda t=target: open_result(phone, t), paint=_divider(m))
+                     on_tap=partial(open_result, phone, target), paint=_divider(m))
         row.add(text_view(m.box(16, y + 10, 328, 24), title, m.px(16), rid="android:id/title"),
                 text_view(m.box(16, y + 34, 328, 18), pages.breadcrumb(rom, target), m.px(13), fg=SUBTLE,
                           rid=sid + "breadcrumb" if sid else "android:id/summary"))

@@ -15,6 +15,7 @@ in the action bar, or a bar over the chat list). Overlays are in `wechat_overlay
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from remote.sim import versions
 from remote.sim.apps.common import (
@@ -165,7 +166,7 @@ def _contacts(phone: Phone, m: Metrics, body: Widget, y: float, rid: Rid) -> Non
         y += 56
     for name in sorted(phone.scenario.contacts):
         row = Widget("android.widget.LinearLayout", m.box(0, y, 360, 56), rid=rid("contact_item"), clickable=True,
-                     focusable=True, on_tap=lambda n=name: open_chat(phone, n))
+                     focusable=True, on_tap=partial(open_chat, phone, name))
         row.add(Widget("android.widget.ImageView", m.box(16, y + 10, 36, 36),
                        paint=paint_avatar(name, avatar_color(name))),
                 text_view(m.box(64, y + 16, 260, 24), name, m.px(16), rid=rid("contact_name")))
@@ -257,7 +258,7 @@ def _search(phone: Phone, m: Metrics, root: Widget, rid: Rid) -> None:
     results = Widget("android.widget.ListView", m.box(0, y, 360, 64 * len(matches)), rid=rid("search_results"))
     for name in matches:
         row = Widget("android.widget.RelativeLayout", m.box(0, y, 360, 64), rid=rid("search_result_item"),
-                     clickable=True, focusable=True, on_tap=lambda n=name: open_chat(phone, n))
+                     clickable=True, focusable=True, on_tap=partial(open_chat, phone, name))
         row.add(Widget("android.widget.ImageView", m.box(16, y + 10, 44, 44), rid=rid("avatar"),
                        paint=paint_avatar(name, avatar_color(name))))
         row.add(text_view(m.box(72, y + 18, 260, 28), name, m.px(16), rid=rid("search_result_name")))
