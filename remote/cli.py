@@ -73,8 +73,13 @@ def positive_float(text: str) -> float:
 
 
 def task_text(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError('the task is empty; say what to do, e.g. "给张三发微信消息说你好"')
+    from remote.apps import check_task
+    from remote.errors import ConfigError
+
+    try:
+        check_task(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message} ({exc.hint})") from None
     return text
 
 
