@@ -18,6 +18,7 @@ TASKS = """\
           - {action: launch_app, params: {package: com.example.chat}}
           - {action: input_text, target_ref: "id:com.example.chat:id/a_z", params: {text: "{who}"}}
           - {action: tap, target_ref: "text:发送", fallback: {action: tap, target_ref: "id:com.example.chat:id/b8k"}}
+        success_check: {text: "{who}"}
     """
 
 
