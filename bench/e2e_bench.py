@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from remote.core.device.adb_controller import ADBController  # noqa: E402
 from remote.core.records import TaskStatus  # noqa: E402
-from remote.runner.task_runner import RunOptions, TaskRunner  # noqa: E402
+from remote.runner import RunOptions, build_runner  # noqa: E402
+from remote.runner.clock import Clock  # noqa: E402
 from remote.sim import serve  # noqa: E402
 from remote.sim.versions import RANDOM, WECHAT_VERSIONS  # noqa: E402
 
@@ -68,6 +69,15 @@ class StepClock:
         self._t0, self._s0 = time.perf_counter(), self.sleeper.total
         self._d0 = self._dumps()
 
+    def on_plan(self, plan: object) -> None:
+        return None
+
+    def on_note(self, message: str) -> None:
+        return None
+
+    def on_finish(self, result: object) -> None:
+        return None
+
     def on_step_end(self, sr: object) -> None:
         self.rows.append((time.perf_counter() - self._t0, self.sleeper.total - self._s0, self._dumps() - self._d0))
 
@@ -81,7 +91,7 @@ def run_one(task: str, resolution: str, dump_ms: int, runs_dir: str, version: st
         sleeper = CountingSleep(real=waits)
         adb = ADBController(server.serial, port=server.port, sleep=sleeper).connect()
         clock = StepClock(sleeper, server.phone)
-        runner = TaskRunner(adb, None, options=RunOptions(runs_dir=runs_dir), listener=clock, sleep=sleeper)
+        runner = build_runner(adb, options=RunOptions(runs_dir=runs_dir), listener=clock, clock=Clock(sleep=sleeper))
         started = time.perf_counter()
         result = runner.run(task)
         wall = time.perf_counter() - started
