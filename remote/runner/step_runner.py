@@ -221,7 +221,7 @@ class StepRunner:
             screen = None
             if attempt or needs_tree(step):
                 # The tree is at hand (or a tap was swallowed): clear popups before aiming.
-                before = self.aimer.clear_blockers(before, sr)
+                before = self.aimer.clear_blockers(before, sr, keep=tuple(step.targets))
             loc, before = self._timed(sr, "locate", self.aimer.locate, step, before, sr)
             sr.locate_result, sr.screenshot_before = loc, before
             if not loc.success or loc.element is None:

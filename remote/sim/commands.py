@@ -17,7 +17,7 @@ from remote.sim import android
 from remote.sim.shell import CommandFn, Ctx, ShellExit, Writer, execute
 
 if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
+    from remote.sim.device import Phone
 
 
 def echo(ctx: Ctx, argv: list[str]) -> int:
@@ -241,7 +241,7 @@ def head_tail(ctx: Ctx, argv: list[str]) -> int:
 
 
 def getprop(ctx: Ctx, argv: list[str]) -> int:
-    props = android.properties(ctx.phone)
+    props = ctx.phone.properties()
     if len(argv) == 1:
         ctx.out("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
     else:
@@ -255,7 +255,7 @@ def wm(ctx: Ctx, argv: list[str]) -> int:
     if sub == "size":
         ctx.out(f"Physical size: {w}x{h}\n")
     elif sub == "density":
-        ctx.out(f"Physical density: {int(ctx.phone.metrics.density * 160)}\n")
+        ctx.out(f"Physical density: {ctx.phone.density_dpi}\n")
     else:
         ctx.err("usage: wm [size|density] ...\n")
         return 255 if sub else 0
@@ -328,6 +328,6 @@ COMMANDS: dict[str, CommandFn] = {
 }
 
 
-def run(phone: SimPhone, line: str, write: Writer, stop: threading.Event | None = None) -> int:
+def run(phone: Phone, line: str, write: Writer, stop: threading.Event | None = None) -> int:
     """Run one shell command line on ``phone``; returns its exit status (``echo hi | grep h`` -> 0)."""
     return execute(phone, line, write, COMMANDS, stop)

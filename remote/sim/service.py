@@ -19,7 +19,7 @@ from remote.sim import commands
 from remote.sim.sync import serve_sync
 
 if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
+    from remote.sim.device import Phone
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ V2_STDIN, V2_STDOUT, V2_STDERR, V2_EXIT, V2_CLOSE_STDIN = 0, 1, 2, 3, 4
 class Served(Protocol):
     """What a device service needs of its server: the phone and the flag set when the server stops."""
 
-    phone: SimPhone
+    phone: Phone
 
     @property
     def stopping(self) -> threading.Event: ...
@@ -200,7 +200,7 @@ def _interactive(server: Served, conn: socket.socket, v2: bool) -> None:
 # ---------------------------------------------------------------- framebuffer / reverse
 
 
-def _framebuffer(conn: socket.socket, phone: SimPhone) -> None:
+def _framebuffer(conn: socket.socket, phone: Phone) -> None:
     raw = phone.screencap(png=False)
     w, h = phone.size
     pixels = memoryview(raw)[16:]
