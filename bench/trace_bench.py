@@ -36,16 +36,23 @@ from remote.sim.trace import TracePhone  # noqa: E402
 DEFAULT_TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 
 
-def plan_of(path: list[dict[str, Any]], package: str) -> dict[str, Any]:
+def plan_of(path: list[dict[str, Any]], recording: Any) -> dict[str, Any]:
+    """The path as a model's plan; its final check: the last screen's app in front and a text that screen
+    shows and the one before it does not (so a run that ends elsewhere cannot pass)."""
     steps = [{"step": i, "action": "tap", "target_ref": f"{s['label_kind']}:{s['label']}"} for i, s in enumerate(path, 1)]
+    last, before = path[-1]["stop_state"], path[-1]["start_state"]
+    check: dict[str, Any] = {"app": recording.states[last].package}
+    telling = recording.telling_texts(last, before)
+    if telling:
+        check["text"] = telling[0]
     return {"analysis": {"current_screen": "recorded"}, "steps": steps, "success_criteria": "last state",
-            "success_check": {"app": package}, "potential_issues": []}
+            "success_check": check, "potential_issues": []}
 
 
 def replay(folder: Path, path: list[dict[str, Any]], model: ModelServer, dump_ms: int, waits: bool) -> dict[str, Any]:
     llm = LLMConfig.custom(api_key="sk-bench", base_url=model.url, model="bench-vl", timeout=5.0, max_retries=0)
     with serve(trace=str(folder), trace_start=path[0]["start_state"], uiautomator_delay_ms=dump_ms) as server:
-        model.script("plan", plan_of(path, server.phone.recording.states[path[-1]["stop_state"]].package))
+        model.script("plan", plan_of(path, server.phone.recording))
         sleep = time.sleep if waits else (lambda _s: None)
         adb = ADBController(server.serial, port=server.port, sleep=sleep).connect()
         runner = build_runner(adb, llm=llm, options=RunOptions(runs_dir=None), clock=Clock(300, sleep=sleep))

@@ -215,6 +215,15 @@ class Recording:
             self._trees.popitem(last=False)
         return tree
 
+    def texts(self, state: str) -> set[str]:
+        """The short visible texts of a saved screen (what a UI dump of it would show as text)."""
+        return {str(v["text"]).strip() for v in self.views(state)
+                if v.get("visible", True) and isinstance(v.get("text"), str) and 0 < len(v["text"].strip()) <= 50}
+
+    def telling_texts(self, state: str, other: str) -> list[str]:
+        """Texts `state` shows that `other` does not: what tells the two screens apart (sorted)."""
+        return sorted(self.texts(state) - self.texts(other))
+
     def device_info(self) -> dict[str, str]:
         sdk = self.meta.get("device_sdk_version")
         return {"model": str(self.meta.get("device_model_number") or "TracePhone"),
