@@ -69,6 +69,11 @@ class SimServer:
     def serial(self) -> str:
         return self.phone.serial
 
+    @property
+    def stopping(self) -> threading.Event:
+        """Set when the server stops: long-running commands (sleep, logcat) end then."""
+        return self._stop
+
     def start(self) -> SimServer:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -189,9 +189,9 @@ def _adb_keyboard(phone: Phone, action: str, extras: dict[str, str]) -> None:
     elif action == "ADB_CLEAR_TEXT":
         phone.clear_text()
     elif action.startswith("ADB_ACTION_"):
-        code = {"GO": 2, "SEARCH": 3, "SEND": 4, "NEXT": 5, "DONE": 6}.get(action[len("ADB_ACTION_"):])
-        if code:
-            phone.editor_action(code)
+        editor_code = {"GO": 2, "SEARCH": 3, "SEND": 4, "NEXT": 5, "DONE": 6}.get(action[len("ADB_ACTION_"):])
+        if editor_code:
+            phone.editor_action(editor_code)
 
 
 def monkey(ctx: Ctx, argv: list[str]) -> int:

@@ -76,7 +76,9 @@ class SimPhone(BasePhone):
         self._frame_key: tuple[Any, ...] | None = None
         self._frame: Frame | None = None
         # --- what the user sees ---
-        self.foreground = apps.LAUNCHER
+        self.launcher = apps.launcher_package(self.scenario.rom)
+        self.app_state: dict[str, Any] = {}
+        self.foreground = self.launcher
         self.stacks: dict[str, list[str]] = {}
         self.launcher_page = 0
         self.fields: dict[str, str] = {}
@@ -87,6 +89,7 @@ class SimPhone(BasePhone):
         self.ad_pending = self.scenario.ad_popup
         # --- app data ---
         self.chats: dict[str, list[str]] = {}
+        self.settings["nfc"] = False
         self.browser_url: str | None = None
         self.browser_loaded_at = 0.0
         self.volume = 7
@@ -96,7 +99,7 @@ class SimPhone(BasePhone):
         return int(self.metrics.density * 160)
 
     def app_packages(self) -> list[str]:
-        return [apps.LAUNCHER, *apps.APPS]
+        return [self.launcher, *apps.APPS]
 
     def keyboard_shown(self) -> bool:
         return self.focus is not None
@@ -133,7 +136,7 @@ class SimPhone(BasePhone):
         with self.lock:
             if self.loading:
                 return "loading"
-            if self.foreground == apps.LAUNCHER:
+            if self.foreground == self.launcher:
                 return "launcher"
             if self.foreground == apps.WECHAT and self.permission_pending:
                 return "permission_dialog"
@@ -158,7 +161,8 @@ class SimPhone(BasePhone):
         with self.lock:
             if self.foreground == apps.WECHAT and self.permission_pending:
                 return apps.PERMISSION_COMPONENT
-            return f"{self.foreground}/{apps.activity_of(self.foreground, self.screen)}"
+            package = apps.focus_package(self, self.foreground, self.screen)
+            return f"{package}/{apps.activity_of(self, self.foreground, self.screen)}"
 
     # ------------------------------------------------------------------ frames
 
@@ -183,7 +187,7 @@ class SimPhone(BasePhone):
 
     def _black(self, png: bool) -> bytes:
         key = ("black", png)
-        cached = getattr(self, "_black_cache", {})
+        cached: dict[tuple[str, bool], bytes] = getattr(self, "_black_cache", {})
         if key not in cached:
             black = Frame(Widget(), Image.new("RGB", self.size, (0, 0, 0)), self.size)
             cached[key] = black.png() if png else black.raw()
@@ -204,9 +208,9 @@ class SimPhone(BasePhone):
     def launch(self, package: str) -> bool:
         """Bring an app to the front (resuming where it was), like tapping its icon or `monkey -p`."""
         with self.lock:
-            if package == apps.LAUNCHER:
+            if package in apps.LAUNCHERS:
                 self.home()
-                return True
+                return package == self.launcher
             if package not in apps.APPS:
                 return False
             first = package not in self.launched
@@ -216,7 +220,6 @@ class SimPhone(BasePhone):
             self.focus = None
             if first and package == apps.WECHAT and self.scenario.wechat_permission_dialog:
                 self.permission_pending = True
-            apps.on_show(self, package)
             self.navigated()
             return True
 
@@ -228,14 +231,14 @@ class SimPhone(BasePhone):
 
     def home(self) -> None:
         with self.lock:
-            self.foreground = apps.LAUNCHER
+            self.foreground = self.launcher
             self.launcher_page = 0
             self.focus = None
             self.navigated()
 
     def back(self) -> None:
         with self.lock:
-            if self.foreground == apps.LAUNCHER:
+            if self.foreground == self.launcher:
                 self.launcher_page = 0
                 self.changed()
                 return
@@ -297,7 +300,7 @@ class SimPhone(BasePhone):
                 if duration_ms < 400:
                     self.tap(x1, y1)
                 return  # a long press: nothing here reacts to one
-            if self.foreground == apps.LAUNCHER and abs(dx) > self.size[0] / 8 and abs(dx) > abs(dy):
+            if self.foreground == self.launcher and abs(dx) > self.size[0] / 8 and abs(dx) > abs(dy):
                 self.launcher_page = min(apps.LAUNCHER_PAGES - 1, self.launcher_page + 1) if dx < 0 \
                     else max(0, self.launcher_page - 1)
             self.changed()

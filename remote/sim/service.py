@@ -13,13 +13,12 @@ import select
 import socket
 import struct
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from remote.sim import shell
+from remote.sim import commands
 from remote.sim.sync import serve_sync
 
 if TYPE_CHECKING:
-    from remote.sim.adb_server import SimServer
     from remote.sim.device import Phone
 
 log = logging.getLogger(__name__)
@@ -27,11 +26,20 @@ log = logging.getLogger(__name__)
 V2_STDIN, V2_STDOUT, V2_STDERR, V2_EXIT, V2_CLOSE_STDIN = 0, 1, 2, 3, 4
 
 
+class Served(Protocol):
+    """What a device service needs of its server: the phone and the flag set when the server stops."""
+
+    phone: Phone
+
+    @property
+    def stopping(self) -> threading.Event: ...
+
+
 class ConnectionReset(Exception):
     """Close the client's connection with a RST, without a reply."""
 
 
-def run_device_service(server: SimServer, conn: socket.socket, request: str) -> None:
+def run_device_service(server: Served, conn: socket.socket, request: str) -> None:
     """Answer one device request on a connection already switched to the device."""
     phone = server.phone
     if request.startswith("shell"):
@@ -62,7 +70,7 @@ def run_device_service(server: SimServer, conn: socket.socket, request: str) -> 
 # ---------------------------------------------------------------- shell / exec
 
 
-def _count(server: SimServer, command: str) -> None:
+def _count(server: Served, command: str) -> None:
     """Apply the scenario's link faults; record the command. Raises ConnectionReset for a dropped connection."""
     phone, scenario = server.phone, server.phone.scenario
     with phone.lock:
@@ -74,7 +82,7 @@ def _count(server: SimServer, command: str) -> None:
         phone.commands.append(command)
 
 
-def _after(server: SimServer) -> None:
+def _after(server: Served) -> None:
     phone, limit = server.phone, server.phone.scenario.drop_after_commands
     with phone.lock:
         if limit and len(phone.commands) >= limit and not phone.gone:
@@ -82,7 +90,7 @@ def _after(server: SimServer) -> None:
             phone.gone = True
 
 
-def _shell(server: SimServer, conn: socket.socket, command: str, v2: bool) -> None:
+def _shell(server: Served, conn: socket.socket, command: str, v2: bool) -> None:
     if not command.strip():
         _interactive(server, conn, v2)
         return
@@ -90,7 +98,7 @@ def _shell(server: SimServer, conn: socket.socket, command: str, v2: bool) -> No
     conn.sendall(b"OKAY")
     stop = threading.Event()
     lock = threading.Lock()
-    server_stop = server._stop
+    server_stop = server.stopping
 
     def write(fd: int, data: bytes) -> None:
         if not data or stop.is_set():
@@ -108,7 +116,7 @@ def _shell(server: SimServer, conn: socket.socket, command: str, v2: bool) -> No
     watcher = threading.Thread(target=_watch, args=(conn, stop, server_stop, wake_r), daemon=True)
     watcher.start()
     try:
-        status = shell.run(server.phone, command, write, stop)
+        status = commands.run(server.phone, command, write, stop)
     finally:
         _after(server)
         # Wake the watcher and wait for it: a socket closed while another thread still
@@ -132,7 +140,7 @@ def _watch(conn: socket.socket, stop: threading.Event, server_stop: threading.Ev
             stop.set()
             return
         try:
-            readable, _, _ = select.select([conn, wake], [], [], 0.5)
+            readable, _, _ = select.select([conn.fileno(), wake], [], [], 0.5)
             if wake in readable:
                 return
             # stdin (v1 bytes or v2 packets) is not used by one-shot commands: read and drop it
@@ -145,7 +153,7 @@ def _watch(conn: socket.socket, stop: threading.Event, server_stop: threading.Ev
             return
 
 
-def _interactive(server: SimServer, conn: socket.socket, v2: bool) -> None:
+def _interactive(server: Served, conn: socket.socket, v2: bool) -> None:
     """``adb shell`` with no command: read lines, run each, print a prompt; ``exit`` ends it."""
     conn.sendall(b"OKAY")
     prompt = b"sim:/ $ "
@@ -156,7 +164,7 @@ def _interactive(server: SimServer, conn: socket.socket, v2: bool) -> None:
 
     write(1, prompt)
     pending = bytearray()
-    while not server._stop.is_set():
+    while not server.stopping.is_set():
         if v2:
             header = conn.recv(5, socket.MSG_WAITALL)
             if len(header) < 5:
@@ -182,7 +190,7 @@ def _interactive(server: SimServer, conn: socket.socket, v2: bool) -> None:
                 return
             if text:
                 _count(server, text)
-                status = shell.run(server.phone, text, write)
+                status = commands.run(server.phone, text, write)
                 _after(server)
             write(1, prompt)
     if v2:
