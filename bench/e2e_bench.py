@@ -3,11 +3,16 @@ seconds per step that are ours (everything except configured waits).
 
     python bench/e2e_bench.py                     # 1080x2400, uiautomator dump 300 ms (the sim default)
     python bench/e2e_bench.py --all-resolutions --dump-ms 0
+    python bench/e2e_bench.py --all-versions --no-waits --dump-ms 0   # templates x WeChat release x ROM x resolution
 
 "Overhead" = a step's wall time minus the sleeps it was configured to make (waits after
 actions, HOME-HOME settle, BACK settle) and minus the simulated ``uiautomator dump``
 delay, which a real phone charges (~1 s) whatever tool asks. Both are printed too.
 Targets (issue 6): 100 % success, 0 model calls, < 0.3 s overhead per step.
+``--all-versions`` (issue 15) runs every template on every simulated WeChat release and on random ids,
+on both ROMs, at the three resolutions, and prints one matrix per resolution; ``--no-waits`` counts the
+configured waits without sleeping them (the sim applies every action at once), which makes it minutes,
+not most of an hour.
 """
 
 from __future__ import annotations
@@ -17,14 +22,17 @@ import statistics
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from remote.core.device.adb_controller import ADBController  # noqa: E402
 from remote.core.records import TaskStatus  # noqa: E402
-from remote.runner.task_runner import RunOptions, TaskRunner  # noqa: E402
+from remote.runner import RunOptions, build_runner  # noqa: E402
+from remote.runner.clock import Clock  # noqa: E402
 from remote.sim import serve  # noqa: E402
+from remote.sim.versions import RANDOM, WECHAT_VERSIONS  # noqa: E402
 
 TASKS = [
     "给张三发微信消息说你好", "打开和王五的聊天", "微信搜索李四", "返回微信首页", "打开微信",
@@ -33,16 +41,23 @@ TASKS = [
 ]
 
 
-class CountingSleep:
-    """time.sleep that remembers how long it slept (the configured waits)."""
+RESOLUTIONS = ["720x1600", "1080x2400", "1440x3200"]
+VERSIONS = [*WECHAT_VERSIONS, RANDOM]
+ROMS = ["aosp", "miui"]
 
-    def __init__(self) -> None:
+
+class CountingSleep:
+    """time.sleep that remembers how long it slept (the configured waits); ``real=False`` only counts."""
+
+    def __init__(self, real: bool = True) -> None:
         self.total = 0.0
+        self.real = real
 
     def __call__(self, seconds: float) -> None:
         if seconds > 0:
             self.total += seconds
-            time.sleep(seconds)
+            if self.real:
+                time.sleep(seconds)
 
 
 class StepClock:
@@ -54,6 +69,15 @@ class StepClock:
         self._t0, self._s0 = time.perf_counter(), self.sleeper.total
         self._d0 = self._dumps()
 
+    def on_plan(self, plan: object) -> None:
+        return None
+
+    def on_note(self, message: str) -> None:
+        return None
+
+    def on_finish(self, result: object) -> None:
+        return None
+
     def on_step_end(self, sr: object) -> None:
         self.rows.append((time.perf_counter() - self._t0, self.sleeper.total - self._s0, self._dumps() - self._d0))
 
@@ -61,52 +85,112 @@ class StepClock:
         return sum("uiautomator dump" in c for c in self.phone.snapshot()["commands"])
 
 
-def run_one(task: str, resolution: str, dump_ms: int, runs_dir: str) -> dict:
-    with serve(resolution=resolution, uiautomator_delay_ms=dump_ms) as server:
-        sleeper = CountingSleep()
+def run_one(task: str, resolution: str, dump_ms: int, runs_dir: str, version: str = WECHAT_VERSIONS[-1],
+            rom: str = "aosp", waits: bool = True) -> dict:
+    with serve(resolution=resolution, uiautomator_delay_ms=dump_ms, versions={"wechat": version}, rom=rom) as server:
+        sleeper = CountingSleep(real=waits)
         adb = ADBController(server.serial, port=server.port, sleep=sleeper).connect()
         clock = StepClock(sleeper, server.phone)
-        runner = TaskRunner(adb, None, options=RunOptions(runs_dir=runs_dir), listener=clock, sleep=sleeper)
+        runner = build_runner(adb, options=RunOptions(runs_dir=runs_dir), listener=clock, clock=Clock(sleep=sleeper))
         started = time.perf_counter()
         result = runner.run(task)
         wall = time.perf_counter() - started
         adb.close()
-    overheads = [w - s - d * dump_ms / 1000 for w, s, d in clock.rows]
-    return {"task": task, "resolution": resolution, "ok": result.status is TaskStatus.SUCCESS,
+    slept = 1.0 if waits else 0.0
+    overheads = [w - s * slept - d * dump_ms / 1000 for w, s, d in clock.rows]
+    return {"task": task, "resolution": resolution, "version": version, "rom": rom,
+            "ok": result.status is TaskStatus.SUCCESS,
             "error": result.error_message, "steps": len(result.step_results), "calls": result.model_usage.calls,
             "wall": wall, "waits": sum(s for _, s, _ in clock.rows), "dumps": sum(d for *_, d in clock.rows),
             "overheads": overheads}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--all-resolutions", action="store_true")
-    ap.add_argument("--dump-ms", type=int, default=300, help="simulated uiautomator dump time (default 300)")
-    args = ap.parse_args()
-    resolutions = ["720x1600", "1080x2400", "1440x3200"] if args.all_resolutions else ["1080x2400"]
-    rows = []
-    with tempfile.TemporaryDirectory() as runs_dir:
-        for res in resolutions:
-            for task in TASKS:
-                rows.append(run_one(task, res, args.dump_ms, runs_dir))
+def pad(text: str, width: int) -> str:
+    """``text`` cut or padded to ``width`` terminal columns (a CJK character takes two)."""
+    out, used = "", 0
+    for ch in text:
+        w = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if used + w > width:
+            break
+        out, used = out + ch, used + w
+    return out + " " * (width - used)
+
+
+def print_rows(rows: list[dict]) -> None:
     print(f"{'task':22} {'res':10} {'ok':3} {'steps':>5} {'calls':>5} {'wall s':>7} {'waits s':>7} {'dumps':>5} "
           f"{'ours s/step (median)':>21}")
     for r in rows:
         med = statistics.median(r["overheads"]) if r["overheads"] else 0.0
-        print(f"{r['task'][:22]:22} {r['resolution']:10} {'yes' if r['ok'] else 'NO':3} {r['steps']:>5} "
+        print(f"{pad(r['task'], 22)} {r['resolution']:10} {'yes' if r['ok'] else 'NO':3} {r['steps']:>5} "
               f"{r['calls']:>5} {r['wall']:7.2f} {r['waits']:7.2f} {r['dumps']:>5} {med:21.3f}"
               + (f"  {r['error']}" if not r["ok"] else ""))
+
+
+def print_matrix(rows: list[dict]) -> None:
+    """One table per resolution: a row per template, a column per release/ROM; a cell is ok and the
+    median of our seconds per step, or FAIL (its error follows the tables)."""
+    columns = [(v, rom) for v in VERSIONS for rom in ROMS]
+    failures = []
+    for res in RESOLUTIONS:
+        cells = {(r["task"], r["version"], r["rom"]): r for r in rows if r["resolution"] == res}
+        if not cells:
+            continue
+        print(f"\n{res}: ok + our median s/step (model calls in the last column)")
+        print(f"{'task':18}" + "".join(f"{v[:6] + '/' + rom[:4]:>12}" for v, rom in columns) + f"{'calls':>7}")
+        for task in TASKS:
+            line, calls = pad(task, 18), 0
+            for v, rom in columns:
+                r = cells.get((task, v, rom))
+                if r is None:
+                    line += f"{'-':>12}"
+                    continue
+                calls += r["calls"]
+                med = statistics.median(r["overheads"]) if r["overheads"] else 0.0
+                cell = f"ok {med:.2f}" if r["ok"] else "FAIL"
+                line += f"{cell:>12}"
+                if not r["ok"]:
+                    failures.append(r)
+            print(line + f"{calls:>7}")
+    for r in failures:
+        print(f"FAIL {r['task']} {r['version']}/{r['rom']} {r['resolution']}: {r['error']}")
+
+
+def summary(rows: list[dict], dump_ms: int, waits: bool) -> bool:
     per_step = [o for r in rows for o in r["overheads"]]
     ok = sum(r["ok"] for r in rows)
     calls = sum(r["calls"] for r in rows)
     steps = sum(r["steps"] for r in rows)
     med, p95 = statistics.median(per_step), sorted(per_step)[int(0.95 * (len(per_step) - 1))]
     print(f"\nsuccess {ok}/{len(rows)} ({ok / len(rows):.0%}); {steps} steps; model calls {calls}")
-    print(f"our time per step (excluding configured waits and the {args.dump_ms} ms simulated dumps): "
+    print(f"our time per step (excluding configured waits and the {dump_ms} ms simulated dumps): "
           f"median {med:.3f} s, p95 {p95:.3f} s; target < 0.3 s: {'met' if med < 0.3 else 'NOT met'}")
-    print(f"configured waits: {sum(r['waits'] for r in rows):.1f} s; UI dumps: {sum(r['dumps'] for r in rows)} "
-          f"({sum(r['dumps'] for r in rows) / max(steps, 1):.2f} per step)")
-    return 0 if ok == len(rows) and calls == 0 else 1
+    print(f"configured waits: {sum(r['waits'] for r in rows):.1f} s ({'slept' if waits else 'counted, not slept'}); "
+          f"UI dumps: {sum(r['dumps'] for r in rows)} ({sum(r['dumps'] for r in rows) / max(steps, 1):.2f} per step)")
+    return ok == len(rows) and calls == 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--all-resolutions", action="store_true")
+    ap.add_argument("--all-versions", action="store_true",
+                    help="every template x WeChat release (and random ids) x ROM x resolution, as a matrix")
+    ap.add_argument("--no-waits", action="store_true", help="count the configured waits instead of sleeping them")
+    ap.add_argument("--dump-ms", type=int, default=300, help="simulated uiautomator dump time (default 300)")
+    args = ap.parse_args()
+    waits = not args.no_waits
+    rows = []
+    with tempfile.TemporaryDirectory() as runs_dir:
+        if args.all_versions:
+            for res in RESOLUTIONS:
+                for version in VERSIONS:
+                    for rom in ROMS:
+                        rows += [run_one(t, res, args.dump_ms, runs_dir, version, rom, waits) for t in TASKS]
+            print_matrix(rows)
+        else:
+            resolutions = RESOLUTIONS if args.all_resolutions else ["1080x2400"]
+            rows = [run_one(t, res, args.dump_ms, runs_dir, waits=waits) for res in resolutions for t in TASKS]
+            print_rows(rows)
+    return 0 if summary(rows, args.dump_ms, waits) else 1
 
 
 if __name__ == "__main__":

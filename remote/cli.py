@@ -28,8 +28,15 @@ EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, a
 STRATEGIES = ["opencv_first", "opencv_only", "ai_only"]
 
 
-class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Examples kept as written, defaults shown after every option's help."""
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Examples kept as written; an option's default shown after its help, unless the help already says it
+    or there is none worth showing (a flag that is off, an option that is unset)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 def port(text: str) -> int:
@@ -91,6 +98,14 @@ def _command(sub: argparse._SubParsersAction, name: str, summary: str, examples:
     return parser
 
 
+def add_trace_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--trace", metavar="DIR", default=None,
+                   help="serve this DroidBot recording of a real app as the phone (the trace phone, with --device sim)")
+    p.add_argument("--trace-start", metavar="STATE", default=None,
+                   help="the recorded screen to start on: state_str, a unique prefix of it, or a capture tag "
+                        "(default: the recorded launcher)")
+
+
 def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True, many: bool = False) -> None:
     help_text = "phone serial or ip:port (default: the only connected phone, or ADB_SERIAL)" + \
         ("; 'sim' for the built-in simulated phone" if sim_choice else "")
@@ -102,6 +117,7 @@ def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True, many
     if sim_choice:
         p.add_argument("--scenario", metavar="FILE", default=None,
                        help="simulated-phone scenario YAML (with --device sim): popups, resolution, versions ...")
+        add_trace_args(p)
     p.add_argument("--adb-host", metavar="HOST", default=None,
                    help="adb server host (default: ANDROID_ADB_SERVER_HOST or 127.0.0.1)")
     p.add_argument("--adb-port", metavar="PORT", type=port, default=None,
@@ -144,8 +160,10 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = _command(sub, "devices", "list connected phones: serial, model, resolution, ADBKeyboard", """\
   remote devices
   remote devices --adb-port 5038       # the phones a `remote sim --port 5038` serves""")
-    p.add_argument("--adb-host", metavar="HOST", default=None, help="adb server host (default 127.0.0.1)")
-    p.add_argument("--adb-port", metavar="PORT", type=port, default=None, help="adb server port (default 5037)")
+    p.add_argument("--adb-host", metavar="HOST", default=None,
+                   help="adb server host (default: ANDROID_ADB_SERVER_HOST or 127.0.0.1)")
+    p.add_argument("--adb-port", metavar="PORT", type=port, default=None,
+                   help="adb server port (default: ANDROID_ADB_SERVER_PORT or 5037)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = _command(sub, "screenshot", "save the phone's screen to a PNG file", """\
@@ -157,6 +175,7 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = _command(sub, "sim", "serve the simulated phone over the adb protocol until Ctrl-C", """\
   remote sim                             # 127.0.0.1:5037, or the next free port when 5037 is taken
   remote sim --port 5038 --scenario popups.yaml
+  remote sim --port 5038 --trace ../shared/data/traces/weibo_bfs_greedy --trace-start a7dec9
   remote sim --count 4 --resolutions 720x1600,1440x3200     # a farm: four phones on one adb server
   adb -P 5038 devices; adb -P 5038 exec-out screencap -p > s.png""")
     p.add_argument("--port", type=port, default=None,
@@ -164,6 +183,7 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         "free port is used and printed)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--scenario", metavar="FILE", default=None, help="scenario YAML (docs/testing.md#scenarios)")
+    add_trace_args(p)
     p.add_argument("--serial", default=None, help="serial the simulated phone reports (default remote-sim)")
     p.add_argument("--count", type=positive_int, default=1, metavar="N",
                    help="serve N simulated phones on this one adb server (serials remote-sim-1 ... remote-sim-N)")
@@ -261,7 +281,6 @@ def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                  description="Serve the phone as MCP tools (docs/mcp.md): screenshot with an element list, taps by "
                              "coordinate, element number or target_ref, typing, apps, clipboard, batch, run_task.")
     add_device_args(p)
-    p.add_argument("--trace", metavar="DIR", default=None, help="replay a DroidBot recording as the phone")
     p.add_argument("--http", metavar="HOST:PORT", default=None,
                    help="streamable HTTP instead of stdio; an address other than loopback needs REMOTE_MCP_TOKEN")
     p.add_argument("--allow", metavar="APPS", default=None,

@@ -24,7 +24,7 @@ SEND_TO_WANGWU = plan(
     {"action": "tap", "target_ref": "desc:搜索"},
     {"action": "input_text", "params": {"text": "王五"}},
     {"action": "tap", "target_ref": "text:王五"},
-    {"action": "input_text", "target_ref": "id:com.tencent.mm:id/chat_input", "params": {"text": "收到了"}},
+    {"action": "input_text", "target_ref": "editable:", "params": {"text": "收到了"}},
     {"action": "tap", "target_ref": "send_button"},
     {"action": "wait", "params": {"ms": 100}},
     check={"text": "收到了"},

@@ -7,13 +7,14 @@ import base64
 import pytest
 
 from remote.errors import ConfigError
-from remote.sim import SimPhone, shell
+from remote.sim import SimPhone
+from remote.sim.commands import run as shell_run
 from remote.sim.scenario import Scenario
 
 
 def run(phone: SimPhone, line: str) -> tuple[int, str, str]:
     out, err = bytearray(), bytearray()
-    status = shell.run(phone, line, lambda fd, data: (out if fd == 1 else err).extend(data))
+    status = shell_run(phone, line, lambda fd, data: (out if fd == 1 else err).extend(data))
     return status, out.decode(), err.decode()
 
 

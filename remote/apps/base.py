@@ -172,6 +172,9 @@ def _config(c: Checker) -> dict[str, Any]:
     for key in ("keywords", "sensitive"):
         if key in cfg:
             c.string_list(cfg[key], key, line_of_key(cfg, key))
+    if not isinstance(cfg.get("stable_ids", False), bool):
+        c.add(line_of_key(cfg, "stable_ids"), "stable_ids must be true or false",
+              "true only if the app keeps its resource ids across releases")
     loaded: dict[str, Any] = cfg
     return loaded
 

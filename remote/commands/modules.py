@@ -9,16 +9,47 @@ from typing import Any
 from remote.apps import APPS_DIR, ModuleRegistry
 from remote.commands._modules import registry as module_registry
 from remote.core.locate.assets import AssetsManager
-from remote.core.locate.target_ref import parse_target
+from remote.core.locate.target_ref import parse_role, parse_target
+
+
+def _targets(template_steps: Any) -> list[tuple[str, int | None]]:
+    """Every target a template's steps name: target_ref (and its alternatives), the fallback's, verify_ref."""
+    out = []
+    for step in template_steps:
+        for ref in (step.get("target_ref"), (step.get("fallback") or {}).get("target_ref"), step.get("verify_ref")):
+            for one in ref if isinstance(ref, list) else [ref]:
+                if isinstance(one, str) and one:
+                    out.append((one, getattr(step, "line", None)))
+    return out
 
 
 def _refs(template_steps: Any) -> list[tuple[str, int | None]]:
     """Reference names (not text:/id:/… and not slot-filled) used by a template's steps and fallbacks."""
+    return [(ref, line) for ref, line in _targets(template_steps) if "{" not in ref and parse_target(ref)[0] == "ref"]
+
+
+def id_warnings(registry: ModuleRegistry) -> list[str]:
+    """Targets that break on an app update: ``id:`` in a module whose app renames its ids.
+
+    A module declares ``stable_ids: true`` in config.yaml when its app keeps resource ids
+    across releases (Chrome, Settings); elsewhere (WeChat obfuscates and renames them in
+    every release) an ``id:`` target is a warning naming the forms that survive.
+    """
     out = []
-    for step in template_steps:
-        for ref in (step.get("target_ref"), (step.get("fallback") or {}).get("target_ref"), step.get("verify_ref")):
-            if ref and "{" not in ref and parse_target(ref)[0] == "ref":
-                out.append((ref, getattr(step, "line", None)))
+    for module in registry.modules.values():
+        if module.stable_ids:
+            continue
+        tasks_file = module.path / "tasks.yaml"
+        for template in module.templates:
+            for ref, line in _targets(template.steps):
+                if parse_target(ref)[0] == "id":
+                    out.append(f"{tasks_file}:{line or template.line}: warning: task {template.name}: {ref!r} names "
+                               f"a resource id, which {module.display_name or module.name} may rename in its next "
+                               "release (name it by text:, desc:, role:CLASS:LABEL or editable:, or declare "
+                               "stable_ids: true in config.yaml if the app keeps its ids)")
+        if module.home_ref and parse_target(module.home_ref)[0] == "id":
+            out.append(f"{module.path / 'config.yaml'}: warning: home_ref {module.home_ref!r} names a resource id "
+                       "and the module does not declare stable_ids: true")
     return out
 
 
@@ -34,9 +65,14 @@ def check(registry: ModuleRegistry) -> list[str]:
                 if not assets.has(ref):
                     problems.append(f"{tasks_file}:{line or template.line}: task {template.name}: reference "
                                     f"{ref!r} has no image (add images/{ref}.png or an alias)")
+            for ref, line in _targets(template.steps):
+                kind, value = parse_target(ref)
+                if kind == "role" and not parse_role(value)[0]:
+                    problems.append(f"{tasks_file}:{line or template.line}: task {template.name}: {ref!r} names no "
+                                    "class (role:CLASS:LABEL, e.g. role:Button:发送)")
         if module.home_ref and parse_target(module.home_ref)[0] == "ref" and not assets.has(module.home_ref):
             problems.append(f"{module.path / 'config.yaml'}: home_ref {module.home_ref!r} has no image")
-    return problems
+    return problems + id_warnings(registry)
 
 
 def notes(registry: ModuleRegistry) -> list[str]:

@@ -1,4 +1,4 @@
-"""`remote sim`: serve the simulated phone over the adb protocol until Ctrl-C."""
+"""`remote sim`: serve the simulated phone (or a farm of them, `--count N`) over the adb protocol until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -18,22 +18,34 @@ MAX_COUNT = 64
 
 def _start(args: argparse.Namespace, count: int, resolutions: list[str] | None) -> SimServer:
     """The server on --port, or on the first free port from 5037 on."""
+    from remote.commands._device import trace_overrides
     from remote.sim import serve, serve_farm
-    from remote.sim.phone import DEFAULT_SERIAL
 
     ports = [args.port] if args.port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + 20))
     for port in ports:
         try:
             if count > 1:
-                return serve_farm(count, args.scenario, host=args.host, port=port,
-                                  serial_prefix=args.serial or DEFAULT_SERIAL, resolutions=resolutions)
-            return serve(args.scenario, host=args.host, port=port, serial=args.serial or DEFAULT_SERIAL)
+                return serve_farm(count, args.scenario, host=args.host, port=port, serial_prefix=args.serial,
+                                  resolutions=resolutions, **trace_overrides(args))
+            return serve(args.scenario, host=args.host, port=port, serial=args.serial, **trace_overrides(args))
         except OSError as exc:
             if args.port is not None or exc.errno != errno.EADDRINUSE:
                 raise DeviceError(f"cannot listen on {args.host}:{port}: {exc.strerror or exc}",
                                   hint="another adb server may be running there; try another --port "
                                        "(or `adb kill-server`)") from exc
     raise DeviceError(f"ports {ports[0]}-{ports[-1]} on {args.host} are all taken", hint="choose one with --port")
+
+
+def _describe(server: SimServer, scenario: str) -> None:
+    for phone in server.phones:
+        width, height = phone.size
+        state = phone.snapshot()
+        if "trace_state" in state:
+            print(f"trace phone {phone.serial} {width}x{height}: recording {state['trace']}, "
+                  f"screen {state['trace_state']} ({state['foreground']['package']}){scenario} "
+                  f"on {server.host}:{server.port}")
+        else:
+            print(f"simulated phone {phone.serial} {width}x{height}{scenario} on {server.host}:{server.port}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,10 +58,7 @@ def run(args: argparse.Namespace) -> int:
     server = _start(args, count, resolutions)
     if server.port != DEFAULT_PORT and args.port is None:
         print(f"port {DEFAULT_PORT} is taken (a real adb server?): serving on {server.port} instead")
-    scenario = f" (scenario {args.scenario})" if args.scenario else ""
-    for phone in server.phones:
-        width, height = phone.size
-        print(f"simulated phone {phone.serial} {width}x{height}{scenario} on {server.host}:{server.port}")
+    _describe(server, f" (scenario {args.scenario})" if args.scenario else "")
     print("connect with:")
     print(f"  adb -P {server.port} devices")
     print(f"  adb -P {server.port} shell wm size")

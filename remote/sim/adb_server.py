@@ -1,4 +1,6 @@
-"""An adb server on loopback that speaks the host ("smart socket") protocol for one or more `SimPhone`s.
+"""An adb server on loopback that speaks the host ("smart socket") protocol for one phone or several.
+
+A phone is a `remote.sim.device.Phone`: the simulated `SimPhone` or a `TracePhone`.
 
 Each request is ``%04x`` length + UTF-8 payload; replies are ``OKAY`` (+ data) or
 ``FAIL`` + ``%04x`` + message. ``host:transport*`` / ``host:tport:*`` switch the
@@ -20,6 +22,7 @@ import socket
 import struct
 import threading
 
+from remote.sim.device import Phone
 from remote.sim.phone import SimPhone
 from remote.sim.service import ConnectionReset, run_device_service
 from remote.sim.sync import SyncClosed, read_exact
@@ -52,22 +55,22 @@ def _read_request(sock: socket.socket) -> str:
 
 
 class _Route:
-    """One phone of the server, as the device services see it (`remote.sim.service.Route`)."""
+    """One phone of a server with several, as the device services see it (`remote.sim.service.Served`)."""
 
-    def __init__(self, phone: SimPhone, stop: threading.Event) -> None:
+    def __init__(self, phone: Phone, stopping: threading.Event) -> None:
         self.phone = phone
-        self._stop = stop
+        self.stopping = stopping
 
 
 class SimServer:
     """Serve `phone` (or `phones`, distinct serials) on ``host:port`` (port 0 = a free one) from a thread."""
 
-    def __init__(self, phone: SimPhone | None = None, *, host: str = "127.0.0.1", port: int = 0,
-                 phones: list[SimPhone] | None = None) -> None:
-        self.phones = list(phones) if phones else [phone or SimPhone()]
+    def __init__(self, phone: Phone | None = None, *, host: str = "127.0.0.1", port: int = 0,
+                 phones: list[Phone] | None = None) -> None:
+        self.phones: list[Phone] = list(phones) if phones else [phone or SimPhone()]
         if len({p.serial for p in self.phones}) != len(self.phones):
             raise ValueError("the phones of one server need distinct serials")
-        self.phone = self.phones[0]
+        self.phone: Phone = self.phones[0]
         self.host = host
         self._requested_port = port
         self._listener: socket.socket | None = None
@@ -80,6 +83,11 @@ class SimServer:
     @property
     def serial(self) -> str:
         return self.phone.serial
+
+    @property
+    def stopping(self) -> threading.Event:
+        """Set when the server stops: long-running commands (sleep, logcat) end then."""
+        return self._stop
 
     def start(self) -> SimServer:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -162,16 +170,15 @@ class SimServer:
 
     # ------------------------------------------------------------------ host services
 
-    def _present(self) -> list[tuple[int, SimPhone]]:
+    def _present(self) -> list[tuple[int, Phone]]:
         return [(TRANSPORT_ID + i, p) for i, p in enumerate(self.phones) if not p.gone]
 
     def _devices(self, long: bool) -> str:
         if long:
-            return "".join(f"{p.serial}            device product:sim_phone model:SimPhone device:sim "
-                           f"transport_id:{tid}\n" for tid, p in self._present())
+            return "".join(_long_line(p, tid) for tid, p in self._present())
         return "".join(f"{p.serial}\tdevice\n" for _, p in self._present())
 
-    def _select(self, conn: socket.socket, selector: str) -> SimPhone | None:
+    def _select(self, conn: socket.socket, selector: str) -> Phone | None:
         """The present phone named by `selector`; FAIL like adb (acquire_one_transport's messages) when none."""
         present = self._present()
         if selector.startswith("serial:"):
@@ -191,7 +198,7 @@ class SimServer:
                 return None
         return found[0] if found else None
 
-    def _host(self, conn: socket.socket, request: str) -> SimPhone | None:
+    def _host(self, conn: socket.socket, request: str) -> Phone | None:
         """Answer a host request; the phone the connection now talks to, if it was switched to one."""
         selector, service = "any:", request
         if request.startswith("host-serial:"):
@@ -233,7 +240,7 @@ class SimServer:
             _fail(conn, f"unknown host service '{name}'")
         return None
 
-    def _transport(self, conn: socket.socket, name: str) -> SimPhone | None:
+    def _transport(self, conn: socket.socket, name: str) -> Phone | None:
         tport = name.startswith("tport:")
         arg = name[len("tport:"):] if tport else name[len("transport"):].lstrip("-:")
         if arg.startswith("serial:"):
@@ -287,9 +294,17 @@ class SimServer:
 
     # ------------------------------------------------------------------ device services
 
-    def _device(self, conn: socket.socket, phone: SimPhone, request: str) -> None:
+    def _device(self, conn: socket.socket, phone: Phone, request: str) -> None:
         log.debug("device request %r for %s", request, phone.serial)
         run_device_service(_Route(phone, self._stop), conn, request)
+
+
+def _long_line(phone: Phone, tid: int) -> str:
+    """One line of ``adb devices -l``, from the phone's own properties."""
+    props = phone.properties()
+    model = props["ro.product.model"].replace(" ", "_")  # as adb prints it
+    return (f"{phone.serial}            device product:{props['ro.product.name']} model:{model} "
+            f"device:{props['ro.product.device']} transport_id:{tid}\n")
 
 
 def _split_serial(rest: str) -> tuple[str, str, str]:

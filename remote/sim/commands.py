@@ -1,16 +1,23 @@
 """Shell builtins and small tools (echo, cat, ls, rm, grep, getprop, wm, settings, ...).
 
 The Android services (input, am, ime, dumpsys, screencap, uiautomator, monkey, pm)
-live in `remote.sim.android`; `COMMANDS` maps every name to its function.
+live in `remote.sim.android`; `COMMANDS` maps every name to its function and `run`
+executes a command line with them.
 """
 
 from __future__ import annotations
 
+import re
 import stat
+import threading
 import time
+from typing import TYPE_CHECKING
 
 from remote.sim import android
-from remote.sim.shell import CommandFn, Ctx, ShellExit
+from remote.sim.shell import CommandFn, Ctx, ShellExit, Writer, execute
+
+if TYPE_CHECKING:
+    from remote.sim.device import Phone
 
 
 def echo(ctx: Ctx, argv: list[str]) -> int:
@@ -116,24 +123,109 @@ def exit_(ctx: Ctx, argv: list[str]) -> int:
         raise ShellExit(2) from None
 
 
+_GREP_USAGE = "usage: grep [-EFcinoqvwx] [-e PATTERN]... PATTERN [FILE...]\n"
+
+
+def _bre_to_python(pattern: str) -> str:
+    """A basic regular expression (``a\\|b``, ``\\(x\\)``) as Python's: escaped specials become operators."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            out.append(nxt if nxt in "|(){}+?" else "\\" + nxt)
+            i += 2
+            continue
+        out.append("\\" + ch if ch in "|(){}+?" else ch)
+        i += 1
+    return "".join(out)
+
+
+def _grep_args(argv: list[str]) -> tuple[set[str], list[str], list[str]] | None:
+    """(flags, patterns, files) from grep's arguments, as toybox reads them; None on a usage error."""
+    flags: set[str] = set()
+    patterns: list[str] = []
+    rest: list[str] = []
+    args, i = argv[1:], 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            rest.extend(args[i + 1:])
+            break
+        if a.startswith("-") and len(a) > 1 and not rest:
+            for j, flag in enumerate(a[1:]):
+                if flag == "e":
+                    value = a[j + 2:] or (args[i + 1] if i + 1 < len(args) else None)
+                    if value is None:
+                        return None
+                    patterns.append(value)
+                    i += 0 if a[j + 2:] else 1
+                    break
+                flags.add(flag)
+        else:
+            rest.append(a)
+        i += 1
+    if not patterns:
+        if not rest:
+            return None
+        patterns, rest = [rest[0]], rest[1:]
+    return flags, patterns, rest
+
+
+def _grep_regex(flags: set[str], patterns: list[str]) -> re.Pattern[str]:
+    parts = []
+    for pattern in patterns:
+        for piece in pattern.split("\n"):
+            body = re.escape(piece) if "F" in flags else piece if "E" in flags else _bre_to_python(piece)
+            if "w" in flags:
+                body = rf"(?<!\w)(?:{body})(?!\w)"
+            if "x" in flags:
+                body = rf"^(?:{body})$"
+            parts.append(f"(?:{body})")
+    return re.compile("|".join(parts), re.IGNORECASE if "i" in flags else 0)
+
+
 def grep(ctx: Ctx, argv: list[str]) -> int:
-    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
-    rest = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
-    if not rest:
-        ctx.err("usage: grep [-ivcq] PATTERN [FILE...]\n")
+    """toybox grep: -E extended, -F fixed, -i, -v, -o, -c, -q, -n, -w, -x, -e PATTERN; stdin or files."""
+    parsed = _grep_args(argv)
+    if parsed is None:
+        ctx.err(_GREP_USAGE)
         return 2
-    pattern = rest[0].lower() if "i" in flags else rest[0]
-    data = ctx.stdin.decode("utf-8", "replace")
-    hits = []
-    for line in data.splitlines():
-        hay = line.lower() if "i" in flags else line
-        if (pattern in hay) != ("v" in flags):
-            hits.append(line)
-    if "c" in flags:
-        ctx.out(f"{len(hits)}\n")
-    elif "q" not in flags:
-        ctx.out("".join(h + "\n" for h in hits))
-    return 0 if hits else 1
+    flags, patterns, files = parsed
+    try:
+        rx = _grep_regex(flags, patterns)
+    except re.error as exc:
+        ctx.err(f"grep: bad regex '{patterns[0]}': {exc}\n")
+        return 2
+    sources: list[tuple[str, bytes]] = [("", ctx.stdin)] if not files else []
+    status = 1
+    for path in files:
+        try:
+            sources.append((path, ctx.phone.fs.read(path)))
+        except OSError:
+            ctx.err(f"grep: {path}: No such file or directory\n")
+            status = 2
+    total = 0
+    for path, data in sources:
+        prefix = f"{path}:" if len(files) > 1 else ""
+        count = 0
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+            hits = [m.group(0) for m in rx.finditer(line) if m.group(0)] if "o" in flags else []
+            found = bool(hits) if "o" in flags else rx.search(line) is not None
+            if found == ("v" in flags):
+                continue
+            count += 1
+            if "q" in flags or "c" in flags:
+                continue
+            lead = prefix + (f"{number}:" if "n" in flags else "")
+            if "o" in flags and "v" not in flags:
+                ctx.out("".join(f"{lead}{h}\n" for h in hits))
+            else:
+                ctx.out(f"{lead}{line}\n")
+        if "c" in flags:
+            ctx.out(f"{prefix}{count}\n")
+        total += count
+    return 0 if total else status
 
 
 def head_tail(ctx: Ctx, argv: list[str]) -> int:
@@ -149,7 +241,7 @@ def head_tail(ctx: Ctx, argv: list[str]) -> int:
 
 
 def getprop(ctx: Ctx, argv: list[str]) -> int:
-    props = android.properties(ctx.phone)
+    props = ctx.phone.properties()
     if len(argv) == 1:
         ctx.out("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
     else:
@@ -163,7 +255,7 @@ def wm(ctx: Ctx, argv: list[str]) -> int:
     if sub == "size":
         ctx.out(f"Physical size: {w}x{h}\n")
     elif sub == "density":
-        ctx.out(f"Physical density: {int(ctx.phone.metrics.density * 160)}\n")
+        ctx.out(f"Physical density: {ctx.phone.density_dpi}\n")
     else:
         ctx.err("usage: wm [size|density] ...\n")
         return 255 if sub else 0
@@ -234,3 +326,8 @@ COMMANDS: dict[str, CommandFn] = {
     "uname": fixed("Linux\n"),
     **android.COMMANDS,
 }
+
+
+def run(phone: Phone, line: str, write: Writer, stop: threading.Event | None = None) -> int:
+    """Run one shell command line on ``phone``; returns its exit status (``echo hi | grep h`` -> 0)."""
+    return execute(phone, line, write, COMMANDS, stop)

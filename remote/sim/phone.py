@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import logging
 import struct
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,15 +22,14 @@ from typing import Any
 from PIL import Image
 
 from remote.sim import apps, clipboard
-from remote.sim.fs import FakeFS
+from remote.sim.device import ADB_IME, KEY_CHARS, LATIN_IME, BasePhone
 from remote.sim.render import draw_tree, tree_to_xml
 from remote.sim.scenario import Scenario, make_scenario
 from remote.sim.widgets import Metrics, Widget, find, focused_widget, hit_test
 
 log = logging.getLogger(__name__)
 
-LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
-ADB_IME = "com.android.adbkeyboard/.AdbIME"
+__all__ = ["ADB_IME", "DEFAULT_SERIAL", "KEY_CHARS", "LATIN_IME", "Frame", "SimPhone"]
 DEFAULT_SERIAL = "remote-sim"
 
 
@@ -66,23 +64,21 @@ class Frame:
         return self._xml[compressed]
 
 
-class SimPhone:
+class SimPhone(BasePhone):
     """A simulated Android phone. ``SimPhone(resolution="720x1600", ad_popup=True)`` or
     ``SimPhone("scenario.yaml")``; serve it with `remote.sim.serve`."""
 
     def __init__(self, scenario: Scenario | str | Path | dict[str, Any] | None = None, *,
                  serial: str = DEFAULT_SERIAL, **overrides: Any) -> None:
-        self.scenario = make_scenario(scenario, **overrides)
-        self.serial = serial
-        self.size = self.scenario.size
+        scenario = make_scenario(scenario, **overrides)
+        super().__init__(scenario, serial, scenario.size)
         self.metrics = Metrics(*self.size)
-        self.lock = threading.RLock()
-        self.fs = FakeFS()
-        self._version = 0
         self._frame_key: tuple[Any, ...] | None = None
         self._frame: Frame | None = None
         # --- what the user sees ---
-        self.foreground = apps.LAUNCHER
+        self.launcher = apps.launcher_package(self.scenario.rom)
+        self.app_state: dict[str, Any] = {}
+        self.foreground = self.launcher
         self.stacks: dict[str, list[str]] = {}
         self.launcher_page = 0
         self.fields: dict[str, str] = {}
@@ -93,20 +89,20 @@ class SimPhone:
         self.ad_pending = self.scenario.ad_popup
         # --- app data ---
         self.chats: dict[str, list[str]] = {}
-        self.settings = {"wlan": True, "bluetooth": False, "airplane": False}
+        self.settings["nfc"] = False
         self.browser_url: str | None = None
         self.browser_loaded_at = 0.0
         self.volume = 7
-        self.clipboard: str | None = None
-        # --- system ---
-        installed = [LATIN_IME] + ([ADB_IME] if self.scenario.adbkeyboard else [])
-        self.imes_installed = installed
-        self.imes_enabled = [LATIN_IME]
-        self.ime = LATIN_IME
-        self.commands: list[str] = []
-        self.shell_connections = 0
-        self.gone = False
-        self.reboots = 0
+
+    @property
+    def density_dpi(self) -> int:
+        return int(self.metrics.density * 160)
+
+    def app_packages(self) -> list[str]:
+        return [self.launcher, *apps.APPS]
+
+    def keyboard_shown(self) -> bool:
+        return self.focus is not None
 
     # ------------------------------------------------------------------ observation
 
@@ -140,7 +136,7 @@ class SimPhone:
         with self.lock:
             if self.loading:
                 return "loading"
-            if self.foreground == apps.LAUNCHER:
+            if self.foreground == self.launcher:
                 return "launcher"
             if self.foreground == apps.WECHAT and self.permission_pending:
                 return "permission_dialog"
@@ -165,7 +161,8 @@ class SimPhone:
         with self.lock:
             if self.foreground == apps.WECHAT and self.permission_pending:
                 return apps.PERMISSION_COMPONENT
-            return f"{self.foreground}/{apps.activity_of(self.foreground, self.screen)}"
+            package = apps.focus_package(self, self.foreground, self.screen)
+            return f"{package}/{apps.activity_of(self, self.foreground, self.screen)}"
 
     # ------------------------------------------------------------------ frames
 
@@ -190,7 +187,7 @@ class SimPhone:
 
     def _black(self, png: bool) -> bytes:
         key = ("black", png)
-        cached = getattr(self, "_black_cache", {})
+        cached: dict[tuple[str, bool], bytes] = getattr(self, "_black_cache", {})
         if key not in cached:
             black = Frame(Widget(), Image.new("RGB", self.size, (0, 0, 0)), self.size)
             cached[key] = black.png() if png else black.raw()
@@ -202,10 +199,6 @@ class SimPhone:
 
     # ------------------------------------------------------------------ state changes (used by apps)
 
-    def changed(self) -> None:
-        with self.lock:
-            self._version += 1
-
     def navigated(self) -> None:
         """A new screen appeared: it shows the spinner for `loading_ms` before it settles."""
         self.changed()
@@ -215,9 +208,9 @@ class SimPhone:
     def launch(self, package: str) -> bool:
         """Bring an app to the front (resuming where it was), like tapping its icon or `monkey -p`."""
         with self.lock:
-            if package == apps.LAUNCHER:
+            if package in apps.LAUNCHERS:
                 self.home()
-                return True
+                return package == self.launcher
             if package not in apps.APPS:
                 return False
             first = package not in self.launched
@@ -227,7 +220,6 @@ class SimPhone:
             self.focus = None
             if first and package == apps.WECHAT and self.scenario.wechat_permission_dialog:
                 self.permission_pending = True
-            apps.on_show(self, package)
             self.navigated()
             return True
 
@@ -239,14 +231,14 @@ class SimPhone:
 
     def home(self) -> None:
         with self.lock:
-            self.foreground = apps.LAUNCHER
+            self.foreground = self.launcher
             self.launcher_page = 0
             self.focus = None
             self.navigated()
 
     def back(self) -> None:
         with self.lock:
-            if self.foreground == apps.LAUNCHER:
+            if self.foreground == self.launcher:
                 self.launcher_page = 0
                 self.changed()
                 return
@@ -308,7 +300,7 @@ class SimPhone:
                 if duration_ms < 400:
                     self.tap(x1, y1)
                 return  # a long press: nothing here reacts to one
-            if self.foreground == apps.LAUNCHER and abs(dx) > self.size[0] / 8 and abs(dx) > abs(dy):
+            if self.foreground == self.launcher and abs(dx) > self.size[0] / 8 and abs(dx) > abs(dy):
                 self.launcher_page = min(apps.LAUNCHER_PAGES - 1, self.launcher_page + 1) if dx < 0 \
                     else max(0, self.launcher_page - 1)
             self.changed()
@@ -361,7 +353,3 @@ class SimPhone:
 
     def focused_widget(self) -> Widget | None:
         return focused_widget(self.tree())
-
-
-KEY_CHARS = {**{7 + i: str(i) for i in range(10)}, **{29 + i: chr(97 + i) for i in range(26)},
-             62: " ", 55: ",", 56: ".", 69: "-", 70: "=", 76: "/", 77: "@", 81: "+"}

@@ -86,6 +86,9 @@ def _draw_widget(draw: ImageDraw.ImageDraw, w: Widget) -> None:
 def draw_label(draw: ImageDraw.ImageDraw, bounds: tuple[int, int, int, int], text: str, size: int,
                color: tuple[int, int, int], align: str = "left") -> None:
     x1, y1, x2, y2 = bounds
+    if "\n" in text or "\r" in text:
+        _draw_lines(draw, bounds, text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), size, color, align)
+        return
     pad = size // 2 if align != "center" else 0
     text = fit_text(text, size, max(1, x2 - x1 - 2 * pad))
     f = font(size)
@@ -99,13 +102,26 @@ def draw_label(draw: ImageDraw.ImageDraw, bounds: tuple[int, int, int, int], tex
     draw.text((x, (y1 + y2) / 2), text, fill=color, font=f, anchor="lm")
 
 
+def _draw_lines(draw: ImageDraw.ImageDraw, bounds: tuple[int, int, int, int], lines: list[str], size: int,
+                color: tuple[int, int, int], align: str) -> None:
+    """Several lines, as a text field shows them: the last ones that fit, centred as a block."""
+    x1, y1, x2, y2 = bounds
+    step = max(1, int(size * 1.3))
+    fit = max(1, (y2 - y1) // step)
+    shown = lines[-fit:]
+    top = y1 + ((y2 - y1) - step * len(shown)) // 2
+    for i, line in enumerate(shown):
+        draw_label(draw, (x1, top + i * step, x2, top + (i + 1) * step), line, size, color, align)
+
+
 # ---------------------------------------------------------------- uiautomator XML
 
 
 def _attr(value: str) -> str:
     value = _INVALID_XML.sub(".", value)
     return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&apos;"))
+            .replace('"', "&quot;").replace("'", "&apos;").replace("\n", "&#10;").replace("\r", "&#13;")
+            .replace("\t", "&#9;"))
 
 
 def _b(flag: bool) -> str:

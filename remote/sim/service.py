@@ -13,29 +13,33 @@ import select
 import socket
 import struct
 import threading
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from remote.sim import shell
-from remote.sim.phone import SimPhone
+from remote.sim import commands
 from remote.sim.sync import serve_sync
+
+if TYPE_CHECKING:
+    from remote.sim.device import Phone
 
 log = logging.getLogger(__name__)
 
 V2_STDIN, V2_STDOUT, V2_STDERR, V2_EXIT, V2_CLOSE_STDIN = 0, 1, 2, 3, 4
 
 
-class Route(Protocol):
-    """What a device service needs of the server: the phone the request was switched to, the stop event."""
+class Served(Protocol):
+    """What a device service needs of its server: the phone and the flag set when the server stops."""
 
-    phone: SimPhone
-    _stop: threading.Event
+    phone: Phone
+
+    @property
+    def stopping(self) -> threading.Event: ...
 
 
 class ConnectionReset(Exception):
     """Close the client's connection with a RST, without a reply."""
 
 
-def run_device_service(server: Route, conn: socket.socket, request: str) -> None:
+def run_device_service(server: Served, conn: socket.socket, request: str) -> None:
     """Answer one device request on a connection already switched to the device."""
     phone = server.phone
     if request.startswith("shell"):
@@ -66,7 +70,7 @@ def run_device_service(server: Route, conn: socket.socket, request: str) -> None
 # ---------------------------------------------------------------- shell / exec
 
 
-def _count(server: Route, command: str) -> None:
+def _count(server: Served, command: str) -> None:
     """Apply the scenario's link faults; record the command. Raises ConnectionReset for a dropped connection."""
     phone, scenario = server.phone, server.phone.scenario
     with phone.lock:
@@ -78,7 +82,7 @@ def _count(server: Route, command: str) -> None:
         phone.commands.append(command)
 
 
-def _after(server: Route) -> None:
+def _after(server: Served) -> None:
     phone, limit = server.phone, server.phone.scenario.drop_after_commands
     with phone.lock:
         if limit and len(phone.commands) >= limit and not phone.gone:
@@ -86,7 +90,7 @@ def _after(server: Route) -> None:
             phone.gone = True
 
 
-def _shell(server: Route, conn: socket.socket, command: str, v2: bool) -> None:
+def _shell(server: Served, conn: socket.socket, command: str, v2: bool) -> None:
     if not command.strip():
         _interactive(server, conn, v2)
         return
@@ -94,7 +98,7 @@ def _shell(server: Route, conn: socket.socket, command: str, v2: bool) -> None:
     conn.sendall(b"OKAY")
     stop = threading.Event()
     lock = threading.Lock()
-    server_stop = server._stop
+    server_stop = server.stopping
 
     def write(fd: int, data: bytes) -> None:
         if not data or stop.is_set():
@@ -112,7 +116,7 @@ def _shell(server: Route, conn: socket.socket, command: str, v2: bool) -> None:
     watcher = threading.Thread(target=_watch, args=(conn, stop, server_stop, wake_r), daemon=True)
     watcher.start()
     try:
-        status = shell.run(server.phone, command, write, stop)
+        status = commands.run(server.phone, command, write, stop)
     finally:
         _after(server)
         # Wake the watcher and wait for it: a socket closed while another thread still
@@ -136,7 +140,7 @@ def _watch(conn: socket.socket, stop: threading.Event, server_stop: threading.Ev
             stop.set()
             return
         try:
-            readable, _, _ = select.select([conn, wake], [], [], 0.5)
+            readable, _, _ = select.select([conn.fileno(), wake], [], [], 0.5)
             if wake in readable:
                 return
             # stdin (v1 bytes or v2 packets) is not used by one-shot commands: read and drop it
@@ -149,7 +153,7 @@ def _watch(conn: socket.socket, stop: threading.Event, server_stop: threading.Ev
             return
 
 
-def _interactive(server: Route, conn: socket.socket, v2: bool) -> None:
+def _interactive(server: Served, conn: socket.socket, v2: bool) -> None:
     """``adb shell`` with no command: read lines, run each, print a prompt; ``exit`` ends it."""
     conn.sendall(b"OKAY")
     prompt = b"sim:/ $ "
@@ -160,7 +164,7 @@ def _interactive(server: Route, conn: socket.socket, v2: bool) -> None:
 
     write(1, prompt)
     pending = bytearray()
-    while not server._stop.is_set():
+    while not server.stopping.is_set():
         if v2:
             header = conn.recv(5, socket.MSG_WAITALL)
             if len(header) < 5:
@@ -186,7 +190,7 @@ def _interactive(server: Route, conn: socket.socket, v2: bool) -> None:
                 return
             if text:
                 _count(server, text)
-                status = shell.run(server.phone, text, write)
+                status = commands.run(server.phone, text, write)
                 _after(server)
             write(1, prompt)
     if v2:
@@ -196,7 +200,7 @@ def _interactive(server: Route, conn: socket.socket, v2: bool) -> None:
 # ---------------------------------------------------------------- framebuffer / reverse
 
 
-def _framebuffer(conn: socket.socket, phone) -> None:
+def _framebuffer(conn: socket.socket, phone: Phone) -> None:
     raw = phone.screencap(png=False)
     w, h = phone.size
     pixels = memoryview(raw)[16:]

@@ -6,7 +6,8 @@ Enough of mksh for what adb clients send: words with '…', "…", \\ escapes an
 is what keeps ``input text '"; reboot; echo "'`` harmless. Unknown commands answer
 ``/system/bin/sh: X: not found`` with status 127, as the real shell does.
 
-`run(phone, line, write)` executes a line; `write(fd, data)` receives stdout (1)
+`execute(phone, line, write, commands)` executes a line with the given command table
+(`remote.sim.commands.run` passes the phone's); `write(fd, data)` receives stdout (1)
 and stderr (2) as they are produced.
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
+    from remote.sim.device import Phone
 
 log = logging.getLogger(__name__)
 Writer = Callable[[int, bytes], None]
@@ -209,7 +210,9 @@ def parse(tokens: list[Token]) -> list[tuple[str, list[Command]]]:
             if i >= len(tokens) or tokens[i][0] != "word":
                 raise ShellSyntaxError(f"syntax error: '{op}' unexpected")
             default_fd = 0 if op.startswith("<") else 1
-            cmd.redirects.append((default_fd if fd is None else int(fd), op, tokens[i][1]))  # type: ignore[arg-type]
+            target = tokens[i][1]
+            assert isinstance(target, Word)
+            cmd.redirects.append((default_fd if fd is None else int(str(fd)), op, target))
         elif value == "|":
             end_command()
         elif value in (";", "&", "&&", "||"):
@@ -239,7 +242,7 @@ def parse(tokens: list[Token]) -> list[tuple[str, list[Command]]]:
 class Ctx:
     """What a command gets: its phone, stdin, writers, and an interruptible sleep."""
 
-    phone: SimPhone
+    phone: Phone
     stdin: bytes
     write: Writer
     stop: threading.Event
@@ -258,10 +261,9 @@ class Ctx:
 CommandFn = Callable[[Ctx, list[str]], int]
 
 
-def run(phone: SimPhone, line: str, write: Writer, stop: threading.Event | None = None) -> int:
-    """Run one shell command line; returns its exit status."""
-    from remote.sim.commands import COMMANDS
-
+def execute(phone: Phone, line: str, write: Writer, commands: dict[str, CommandFn],
+            stop: threading.Event | None = None) -> int:
+    """Run one shell command line with the commands in ``commands``; returns its exit status."""
     stop = stop or threading.Event()
     try:
         seq = parse(tokenize(line))
@@ -275,13 +277,13 @@ def run(phone: SimPhone, line: str, write: Writer, stop: threading.Event | None 
                 break
             if (connector == "&&" and status != 0) or (connector == "||" and status == 0):
                 continue
-            status = _run_pipeline(phone, pipeline, write, stop, status, COMMANDS)
+            status = _run_pipeline(phone, pipeline, write, stop, status, commands)
     except ShellExit as exc:
         status = exc.status
     return status & 0xFF
 
 
-def _run_pipeline(phone: SimPhone, pipeline: list[Command], write: Writer, stop: threading.Event, status: int,
+def _run_pipeline(phone: Phone, pipeline: list[Command], write: Writer, stop: threading.Event, status: int,
                   commands: dict[str, CommandFn]) -> int:
     stdin = b""
     for index, cmd in enumerate(pipeline):
@@ -300,7 +302,7 @@ def _run_pipeline(phone: SimPhone, pipeline: list[Command], write: Writer, stop:
     return status
 
 
-def _run_command(phone: SimPhone, cmd: Command, stdin: bytes, write: Writer, stop: threading.Event,
+def _run_command(phone: Phone, cmd: Command, stdin: bytes, write: Writer, stop: threading.Event,
                  status: int, commands: dict[str, CommandFn]) -> int:
     argv = [w.expand(status) for w in cmd.words]
     targets: dict[int, object] = {1: 1, 2: 2}       # fd -> 1/2 (the stream) or a file path

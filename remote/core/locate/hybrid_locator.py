@@ -6,6 +6,8 @@ Tier order per target_ref form (../shared/DESIGN.md):
     text:张三         tree (text, then content-desc; exact, then contains) -> ocr -> vision
     id:pkg:id/name    tree by resource-id
     desc:发送          tree by content-desc -> ocr
+    editable:[LABEL]  tree: the focused / only text field, or one with that hint, text or desc
+    role:CLASS:LABEL  tree: a node of that class named LABEL (``tree_roles``)
     dynamic:描述       vision only
     xy:540,2280       the given pixel;  fixed:NAME  from ``fixed_points`` (pixel or 0-1000)
 
@@ -29,7 +31,7 @@ from PIL import Image
 
 from remote.core.coords import bbox_center, overlaps_screen, to_pixels, visible_region
 from remote.core.device.protocol import ScreenSource
-from remote.core.locate import features, matching, ocr, visual_policy
+from remote.core.locate import features, matching, ocr, tree_roles, visual_policy
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate
@@ -100,7 +102,7 @@ class HybridLocator:
         ``visual`` = template+multiscale+orb); a low-confidence answer falls through."""
         start = time.perf_counter()
         kind, value = parse_target(target_ref)
-        if not value:
+        if not value and kind != "editable":   # a bare editable: means the focused or only text field
             return LocateResult(False, error=f"empty target_ref {target_ref!r}", failure=LocateFailure.BAD_INPUT)
         screen = self._screen(screenshot, hierarchy, need_tree="tree" in strategies)
         key = (target_ref, tuple(strategies), self.strategy.value, id(self.assets), screen.size)
@@ -232,6 +234,8 @@ class HybridLocator:
                          confidence=round(c, 4), metadata={"tier": tier, "raw_score": round(float(raw), 4), **meta})
 
     def _tree_elements(self, tree: UITree, kind: str, value: str, etype: str) -> list[UIElement]:
+        if kind in ("editable", "role"):
+            return self._semantic_elements(tree, kind, value, etype)
         if kind == "id":
             nodes = tree.find_by_id(value)
         elif kind == "desc":
@@ -251,9 +255,20 @@ class HybridLocator:
             loose = not exact and any(loosely_equal(lb, value) for lb in labels)   # equal but for punctuation
             label = max(labels, key=lambda lb: q in lb)
             raw = 1.0 if exact else 0.95 if loose else 0.5 + 0.3 * (len(q) / max(len(label), 1))
+            if exact and kind == "text" and labels[0] != q:
+                raw = 0.96   # named by its content-desc only: a node showing the text comes first (MIUI's icon+title)
             out.append(self._element("tree", target.bounds, raw, n.label or n.resource_id, etype, node=n.position,
                                      match="exact" if exact else "loose" if loose else "contains",
                                      resource_id=n.resource_id))
+        return out
+
+    def _semantic_elements(self, tree: UITree, kind: str, value: str, etype: str) -> list[UIElement]:
+        out: list[UIElement] = []   # editable: / role: (tree_roles), one element per tap target, best first
+        for hit in tree_roles.find(tree, kind, value):
+            target = tree.clickable_target(hit.node)
+            if not any(e.bbox == target.bounds for e in out):
+                out.append(self._element("tree", target.bounds, tree_roles.score(hit, kind, value), hit.describe(),
+                                         etype, node=hit.node.position, match=hit.match))
         return out
 
     @staticmethod

@@ -1,17 +1,20 @@
 """The ``target_ref`` grammar: how a step names what to touch, and which tiers look for each form.
 
     text:张三 -> ("text", "张三")      id:pkg:id/x -> ("id", "pkg:id/x")     wechat -> ("ref", "wechat")
+    editable: -> ("editable", "")     role:Button:发送 -> ("role", "Button:发送")
 
-See the table in DESIGN.md; the tier names are HybridLocator's.
+See the table in DESIGN.md and docs/modules.md; the tier names are HybridLocator's.
+``editable:`` and ``role:`` name a target the way a person sees it (a text field; a
+button called 发送), so they survive the id renames of app updates (``tree_roles``).
 """
 
 from __future__ import annotations
 
-KINDS = ("text", "id", "desc", "dynamic", "xy", "fixed")
+KINDS = ("text", "id", "desc", "editable", "role", "dynamic", "xy", "fixed")
 VISUAL = ("template", "multiscale", "orb")
 TIERS_BY_KIND: dict[str, tuple[str, ...]] = {
     "ref": (*VISUAL, "vision"), "text": ("tree", "ocr", "vision"), "id": ("tree",), "desc": ("tree", "ocr"),
-    "dynamic": ("vision",), "xy": ("fixed",), "fixed": ("fixed",),
+    "editable": ("tree",), "role": ("tree",), "dynamic": ("vision",), "xy": ("fixed",), "fixed": ("fixed",),
 }
 
 
@@ -27,3 +30,12 @@ def parse_target(target_ref: str) -> tuple[str, str]:
 def default_tiers(kind: str) -> tuple[str, ...]:
     """The tiers tried, in order, for a target of this kind."""
     return TIERS_BY_KIND[kind]
+
+
+def parse_role(value: str) -> tuple[str, str]:
+    """The value of a ``role:`` target -> (class, label): ``"Button:发送"`` -> ``("Button", "发送")``.
+
+    The label may itself contain ``:``; a role without a label (``role:Switch``) gives ``""``.
+    """
+    cls, _, label = (value or "").partition(":")
+    return cls.strip(), label.strip()

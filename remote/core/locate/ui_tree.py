@@ -56,6 +56,7 @@ class UINode:
     parent: int | None          # position of the parent in UITree.nodes
     children: tuple[int, ...] = field(default=())
     position: int = -1          # own position in UITree.nodes
+    hint: str = ""              # only in dumps that carry it (androidx UiDevice); the framework's do not
 
     @property
     def center(self) -> tuple[int, int]:
@@ -292,7 +293,7 @@ def parse_hierarchy(xml: str | bytes, screen_size: tuple[int, int] | None = None
                 focusable=_bool(a, "focusable"), focused=_bool(a, "focused"),
                 scrollable=_bool(a, "scrollable"), long_clickable=_bool(a, "long-clickable"),
                 password=_bool(a, "password"), selected=_bool(a, "selected"), bounds=bounds,
-                depth=depth, parent=parent, position=pos))
+                depth=depth, parent=parent, position=pos, hint=a.get("hint", "")))
             children[pos] = []
             if parent is not None:
                 children[parent].append(pos)

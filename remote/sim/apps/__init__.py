@@ -2,70 +2,78 @@
 
 `compose(phone, metrics)` builds the whole screen tree for the phone's state:
 the foreground app's screen (or its 加载中 spinner), the status bar, the
-gesture strip, and any dialog or popup on top.
+gesture strip, and any dialog or popup on top. Apps are written against the
+`host.Phone` protocol, so this package never imports the phone.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
-from remote.sim.apps import chrome, launcher, settings, wechat
-from remote.sim.apps.common import nav_handle, spinner_content, status_bar, text_view
+from remote.sim.apps import chrome, launcher, settings, wechat, wechat_overlays
+from remote.sim.apps.common import back_button, nav_handle, spinner_content, status_bar, text_view
+from remote.sim.apps.host import Phone
 from remote.sim.apps.icons import AppInfo
 from remote.sim.widgets import Metrics, Widget
 
-if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
-
-LAUNCHER = launcher.PACKAGE
 WECHAT = wechat.PACKAGE
 SETTINGS = settings.PACKAGE
 CHROME = chrome.PACKAGE
 LAUNCHER_PAGES = launcher.PAGES
-PERMISSION_COMPONENT = wechat.PERMISSION_COMPONENT
+LAUNCHERS = frozenset(launcher.PACKAGES.values())
+PERMISSION_COMPONENT = wechat_overlays.PERMISSION_COMPONENT
 
 APPS: dict[str, AppInfo] = {app.package: app for app in launcher.ALL_APPS}
 
 _MODULES = {WECHAT: wechat, SETTINGS: settings, CHROME: chrome}
 
 
-def activity_of(package: str, screen: str) -> str:
-    if package == LAUNCHER:
-        return launcher.ACTIVITY
+def launcher_package(rom: str) -> str:
+    """``com.android.launcher3`` on AOSP, ``com.miui.home`` on MIUI."""
+    return launcher.PACKAGES[rom]
+
+
+def activity_of(phone: Phone, package: str, screen: str) -> str:
+    if package in LAUNCHERS:
+        return launcher.activity(phone.scenario.rom)
+    if package == SETTINGS:
+        return settings.activity(phone, screen)
     module = _MODULES.get(package)
-    if module is not None:
-        return module.activity(screen)
+    if module is wechat:
+        return wechat.activity(screen)
+    if module is chrome:
+        return chrome.activity(screen)
     return APPS[package].activity if package in APPS else f"{package}.MainActivity"
 
 
-def browser_loading(phone: SimPhone) -> bool:
+def focus_package(phone: Phone, package: str, screen: str) -> str:
+    """The package of the focused window: Settings' search belongs to another package on AOSP."""
+    if package == SETTINGS:
+        return settings.package_of(phone, screen)
+    return package
+
+
+def browser_loading(phone: Phone) -> bool:
     return time.monotonic() < phone.browser_loaded_at
 
 
-def on_show(phone: SimPhone, package: str) -> None:
-    module = _MODULES.get(package)
-    if module is not None and hasattr(module, "on_show"):
-        module.on_show(phone)
-
-
-def on_enter(phone: SimPhone) -> None:
+def on_enter(phone: Phone) -> None:
     module = _MODULES.get(phone.foreground)
     if module is not None:
         module.on_enter(phone)
 
 
-def on_editor_action(phone: SimPhone, code: int) -> None:
+def on_editor_action(phone: Phone, code: int) -> None:
     module = _MODULES.get(phone.foreground)
     if module is not None:
         module.on_editor_action(phone, code)
 
 
-def compose(phone: SimPhone, m: Metrics) -> Widget:
+def compose(phone: Phone, m: Metrics) -> Widget:
     package = phone.foreground
     root = Widget("android.widget.FrameLayout", (0, 0, m.width, m.height), package=package)
     top = m.status_dp
-    if package == LAUNCHER:
+    if package in LAUNCHERS:
         root.add(launcher.build(phone, m))
         root.add(status_bar(m, None, dark_text=False), nav_handle(m, dark=False))
         return root
@@ -76,7 +84,7 @@ def compose(phone: SimPhone, m: Metrics) -> Widget:
         root.add(module.build(phone, m, phone.screen) if module else _generic(phone, m, package))
     root.add(status_bar(m, _status_color(package)), nav_handle(m))
     if not phone.loading and package == WECHAT:
-        for overlay in wechat.overlays(phone, m):
+        for overlay in wechat_overlays.overlays(phone, m):
             root.add(overlay)
     return root
 
@@ -85,10 +93,8 @@ def _status_color(package: str) -> tuple[int, int, int]:
     return (237, 237, 237) if package == WECHAT else (255, 255, 255)
 
 
-def _generic(phone: SimPhone, m: Metrics, package: str) -> Widget:
+def _generic(phone: Phone, m: Metrics, package: str) -> Widget:
     """Apps the simulation does not model: a title and a note."""
-    from remote.sim.apps.common import back_button
-
     app = APPS[package]
     root = Widget("android.widget.LinearLayout", m.box(0, m.status_dp, 360, m.content_bottom_dp - m.status_dp),
                   bg=(255, 255, 255))

@@ -1,20 +1,20 @@
 """A browser (`com.android.chrome`): a URL bar; ENTER or `am start -a VIEW -d URL` loads a page.
 
-A page shows a progress bar and 正在加载… for ``PAGE_LOAD_MS`` (at least the
-scenario's ``loading_ms``), then its title.
+Chrome keeps its resource ids from release to release, and the sim uses the real
+ones: ``toolbar``, ``url_bar`` (the omnibox EditText), ``tab_switcher_button``,
+``menu_button``, and on the new tab page ``search_box_text`` (an EditText reading
+搜索或输入网址; tapping it focuses the omnibox). A page shows a progress bar and
+正在加载… for ``PAGE_LOAD_MS`` (at least the scenario's ``loading_ms``), then its title.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 from urllib.parse import quote, urlparse
 
-from remote.sim.apps.common import SUBTLE, paint_plus_circle, text_view
+from remote.sim.apps.common import SUBTLE, paint_magnifier, paint_plus_circle, text_view
+from remote.sim.apps.host import Phone
 from remote.sim.widgets import Metrics, Widget
-
-if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
 
 PACKAGE = "com.android.chrome"
 ID = "com.android.chrome:id/"
@@ -46,7 +46,7 @@ def title_of(url: str) -> str:
     return TITLES.get(parsed.netloc, parsed.netloc or url)
 
 
-def navigate(phone: SimPhone, url: str) -> None:
+def navigate(phone: Phone, url: str) -> None:
     phone.browser_url = normalize(url)
     phone.fields["chrome.url"] = ""
     phone.focus = None
@@ -54,23 +54,23 @@ def navigate(phone: SimPhone, url: str) -> None:
     phone.changed()
 
 
-def on_enter(phone: SimPhone) -> None:
+def on_enter(phone: Phone) -> None:
     if phone.focus == "chrome.url" and phone.fields.get("chrome.url", "").strip():
         navigate(phone, phone.fields["chrome.url"])
 
 
-def on_editor_action(phone: SimPhone, code: int) -> None:
+def on_editor_action(phone: Phone, code: int) -> None:
     if code in (2, 3, 6):  # GO, SEARCH, DONE
         on_enter(phone)
 
 
-def _focus_bar(phone: SimPhone) -> None:
+def _focus_bar(phone: Phone) -> None:
     # Chrome selects the whole URL on focus, so what is typed next replaces it.
     phone.fields["chrome.url"] = ""
     phone.focus_field("chrome.url")
 
 
-def build(phone: SimPhone, m: Metrics, screen: str) -> Widget:
+def build(phone: Phone, m: Metrics, screen: str) -> Widget:
     top = m.status_dp
     root = Widget("android.widget.LinearLayout", m.box(0, top, 360, m.content_bottom_dp - top),
                   bg=(255, 255, 255), package=PACKAGE)
@@ -89,9 +89,12 @@ def build(phone: SimPhone, m: Metrics, screen: str) -> Widget:
     root.add(bar)
     y = top + 64
     if not url:
-        root.add(text_view(m.box(0, y + 120, 360, 40), "新标签页", m.px(24), align="center", rid=ID + "ntp_title"))
-        root.add(text_view(m.box(0, y + 170, 360, 24), "在上方输入网址或搜索内容", m.px(14), fg=SUBTLE,
-                           align="center"))
+        root.add(text_view(m.box(0, y + 120, 360, 40), "Google", m.px(30), align="center", fg=(66, 133, 244)))
+        box = Widget("android.widget.EditText", m.box(24, y + 180, 312, 48), text="搜索或输入网址",
+                     rid=ID + "search_box_text", clickable=True, focusable=True, on_tap=lambda: _focus_bar(phone),
+                     bg=(241, 243, 244), radius=m.px(24), fg=SUBTLE, text_size=m.px(15))
+        box.add(Widget("android.widget.ImageView", m.box(32, y + 190, 28, 28), paint=paint_magnifier(SUBTLE)))
+        root.add(box)
     elif time.monotonic() < phone.browser_loaded_at:
         root.add(Widget("android.widget.ProgressBar", m.box(0, top + 56, 120, 3), rid=ID + "progress",
                         bg=(26, 115, 232)))

@@ -1,24 +1,32 @@
 """The home screen: two pages of app icons (swipe left/right), page dots and a dock.
 
-An icon is one clickable TextView whose text and content-desc are the app's name,
-as in Launcher3; dock icons have no label (content-desc only).
+Drawn as the scenario's ROM draws it (ids and structure from real dumps, see
+``README.md``):
+
+* ``aosp`` — Launcher3 (``com.android.launcher3``): ``launcher`` > ``drag_layer`` >
+  ``workspace`` (a ScrollView) with the search box ``btn_qsb_search``, ``page_indicator``
+  and the ``hotseat``; an icon is one clickable TextView whose text and content-desc
+  are the app's name, with no id (in the hotseat too, its label not drawn).
+* ``miui`` — MIUI's launcher (``com.miui.home``): an icon is a clickable ImageView
+  ``icon_icon`` (content-desc: the name) above a clickable TextView ``icon_title``
+  (text: the name); the page dots are ImageViews described 第1屏, 第2屏; dock icons
+  have no title.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PIL import ImageDraw
 
-from remote.sim.apps.common import text_view
-from remote.sim.apps.icons import AppInfo, icon_painter
+from remote.sim.apps.common import SUBTLE, text_view
+from remote.sim.apps.host import Phone
+from remote.sim.apps.icons import AppInfo, draw_icon, icon_painter
+from remote.sim.render import draw_label
 from remote.sim.widgets import Metrics, Widget
 
-if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
-
-PACKAGE = "com.android.launcher3"
-ACTIVITY = "com.android.launcher3.uioverride.QuickstepLauncher"
+PACKAGES = {"aosp": "com.android.launcher3", "miui": "com.miui.home"}
+ACTIVITIES = {"aosp": "com.android.launcher3.uioverride.QuickstepLauncher", "miui": "com.miui.home.launcher.Launcher"}
 
 PAGE_APPS: list[list[AppInfo]] = [
     [
@@ -63,7 +71,17 @@ COLUMNS = 4
 CELL_W, CELL_H, ICON, ROW0 = 90.0, 96.0, 56.0, 56.0
 
 
-def _wallpaper(m: Metrics):
+def activity(rom: str) -> str:
+    return ACTIVITIES[rom]
+
+
+def _opener(phone: Phone, package: str) -> Callable[[], None]:
+    def launch() -> None:
+        phone.launch(package)
+    return launch
+
+
+def _wallpaper(m: Metrics) -> Callable[[ImageDraw.ImageDraw, Widget], None]:
     def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
         x1, y1, x2, y2 = w.bounds
         steps = 32
@@ -75,48 +93,51 @@ def _wallpaper(m: Metrics):
     return paint
 
 
-def build(phone: SimPhone, m: Metrics) -> Widget:
-    root = Widget("android.widget.FrameLayout", (0, 0, m.width, m.height), paint=_wallpaper(m),
-                  rid="com.android.launcher3:id/launcher")
+def build(phone: Phone, m: Metrics) -> Widget:
+    rom = phone.scenario.rom
     page = min(phone.launcher_page, PAGES - 1)
-    workspace = Widget("android.widget.ScrollView", m.box(0, m.status_dp, 360, 600),
-                       rid="com.android.launcher3:id/workspace", scrollable=True)
+    if rom == "miui":
+        return _miui(phone, m, page)
+    lid = "com.android.launcher3:id/"
+    root = Widget("android.widget.FrameLayout", (0, 0, m.width, m.height), paint=_wallpaper(m), rid=lid + "launcher")
+    layer = Widget("android.widget.FrameLayout", (0, 0, m.width, m.height), rid=lid + "drag_layer")
+    workspace = Widget("android.widget.ScrollView", m.box(0, m.status_dp, 360, 600), rid=lid + "workspace",
+                       scrollable=True)
+    qsb = Widget("android.widget.FrameLayout", m.box(12, m.status_dp + 2, 336, 28),
+                 rid=lid + "search_container_workspace")
+    qsb.add(Widget("android.widget.TextView", m.box(16, m.status_dp + 3, 328, 26), text="搜索",
+                   rid=lid + "btn_qsb_search", clickable=True, focusable=True, on_tap=lambda: None,
+                   bg=(255, 255, 255), radius=m.px(20), fg=SUBTLE, text_size=m.px(14), align="center"))
+    workspace.add(qsb)
     for i, app in enumerate(PAGE_APPS[page]):
         col, row = i % COLUMNS, i // COLUMNS
-        x, y = col * CELL_W, ROW0 + row * CELL_H
-        cell = text_view(m.box(x, y, CELL_W, CELL_H - 4), "", m.px(13), fg=(255, 255, 255), desc=app.name,
-                         clickable=True, on_tap=lambda p=app.package: phone.launch(p))
-        cell.text = app.name
-        cell.text_size = 0  # the label is drawn by `paint`, under the icon
+        cell = text_view(m.box(col * CELL_W, ROW0 + row * CELL_H, CELL_W, CELL_H - 4), app.name, 0,
+                         fg=(255, 255, 255), desc=app.name, clickable=True, on_tap=_opener(phone, app.package))
         cell.long_clickable = True
-        cell.paint = _cell_painter(m, app)
+        cell.paint = _cell_painter(m, app)  # the label is drawn under the icon
         workspace.add(cell)
-    root.add(workspace)
-    root.add(_page_dots(m, page))
-    dock = Widget("android.view.ViewGroup", m.box(0, 676, 360, 88), rid="com.android.launcher3:id/hotseat")
+    layer.add(workspace, _page_dots(m, page, lid + "page_indicator"))
+    dock = Widget("android.view.ViewGroup", m.box(0, 676, 360, 88), rid=lid + "hotseat")
     for i, app in enumerate(DOCK_APPS):
-        cell = Widget("android.widget.TextView", m.box(i * CELL_W, 676, CELL_W, 88), desc=app.name,
-                      clickable=True, focusable=True, long_clickable=True,
-                      on_tap=lambda p=app.package: phone.launch(p),
-                      paint=icon_painter(app, m.px(ICON), m.px(16)))
-        dock.add(cell)
-    root.add(dock)
+        dock.add(Widget("android.widget.TextView", m.box(i * CELL_W, 676, CELL_W, 88), text=app.name, desc=app.name,
+                        clickable=True, focusable=True, long_clickable=True,
+                        on_tap=_opener(phone, app.package), paint=icon_painter(app, m.px(ICON), m.px(16))))
+    layer.add(dock)
+    root.add(layer)
     return root
 
 
-def _cell_painter(m: Metrics, app: AppInfo):
+def _cell_painter(m: Metrics, app: AppInfo) -> Callable[[ImageDraw.ImageDraw, Widget], None]:
     icon = icon_painter(app, m.px(ICON), m.px(8))
 
     def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
-        from remote.sim.render import draw_label
-
         icon(draw, w)
         x1, y1, x2, _ = w.bounds
         draw_label(draw, (x1, y1 + m.px(68), x2, y1 + m.px(86)), app.name, m.px(13), (255, 255, 255), "center")
     return paint
 
 
-def _page_dots(m: Metrics, page: int) -> Widget:
+def _page_dots(m: Metrics, page: int, rid: str) -> Widget:
     def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
         cx, cy = w.center
         r = m.px(3.5)
@@ -125,5 +146,49 @@ def _page_dots(m: Metrics, page: int) -> Widget:
             fill = (255, 255, 255) if i == page else (150, 165, 190)
             draw.ellipse((x - r, cy - r, x + r, cy + r), fill=fill)
 
-    return Widget("android.view.View", m.box(140, 648, 80, 20), rid="com.android.launcher3:id/page_indicator",
-                  desc=f"第 {page + 1} 页，共 {PAGES} 页", paint=paint)
+    return Widget("android.view.View", m.box(140, 648, 80, 20), rid=rid, desc=f"第 {page + 1} 页，共 {PAGES} 页",
+                  paint=paint)
+
+
+# ---------------------------------------------------------------- MIUI
+
+
+def _miui_icon(phone: Phone, m: Metrics, app: AppInfo, x: float, y: float, titled: bool) -> list[Widget]:
+    hid = "com.miui.home:id/"
+
+    def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
+        draw_icon(draw, w.bounds, app)
+
+    out = [Widget("android.widget.ImageView", m.box(x + (CELL_W - ICON) / 2, y + 8, ICON, ICON), rid=hid + "icon_icon",
+                  desc=app.name, clickable=True, long_clickable=True, on_tap=_opener(phone, app.package),
+                  paint=paint)]
+    if titled:
+        out.append(text_view(m.box(x, y + 68, CELL_W, 18), app.name, m.px(13), fg=(255, 255, 255), align="center",
+                             rid=hid + "icon_title", clickable=True, on_tap=_opener(phone, app.package)))
+        out[-1].long_clickable = True
+    return out
+
+
+def _miui(phone: Phone, m: Metrics, page: int) -> Widget:
+    root = Widget("android.widget.FrameLayout", (0, 0, m.width, m.height), paint=_wallpaper(m))
+    workspace = Widget("android.view.ViewGroup", m.box(0, m.status_dp, 360, 600), scrollable=True)
+    for i, app in enumerate(PAGE_APPS[page]):
+        col, row = i % COLUMNS, i // COLUMNS
+        cell = Widget("android.widget.FrameLayout", m.box(col * CELL_W, ROW0 + row * CELL_H, CELL_W, CELL_H - 4))
+        cell.add(*_miui_icon(phone, m, app, col * CELL_W, ROW0 + row * CELL_H, titled=True))
+        workspace.add(cell)
+    root.add(workspace)
+    dots = Widget("android.widget.LinearLayout", m.box(140, 648, 80, 20))
+    for i in range(PAGES):
+        def paint(draw: ImageDraw.ImageDraw, w: Widget, on: bool = i == page) -> None:
+            cx, cy = w.center
+            r = m.px(3.5)
+            draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=(255, 255, 255) if on else (150, 165, 190))
+        dots.add(Widget("android.widget.ImageView", m.box(140 + 28 + i * 16, 648, 12, 20), desc=f"第{i + 1}屏",
+                        clickable=True, paint=paint))
+    root.add(dots)
+    dock = Widget("android.view.ViewGroup", m.box(0, 676, 360, 88))
+    for i, app in enumerate(DOCK_APPS):
+        dock.add(*_miui_icon(phone, m, app, i * CELL_W, 684, titled=False))
+    root.add(dock)
+    return root

@@ -1,54 +1,170 @@
-"""Settings (`com.android.settings`): WLAN, 蓝牙, 飞行模式 switches; 显示 and 声音 pages."""
+"""Settings (`com.android.settings`), drawn as the scenario's ROM draws it (`settings_pages`).
+
+Ids are the ones real Settings dumps carry: ``android:id/title`` and ``android:id/summary``
+in every row, the switch ``android:id/switch_widget`` (a Switch reading 开启/关闭, not
+clickable itself: the row is) on AOSP and ``android:id/checkbox`` (a CheckBox) on MIUI,
+``com.android.settings:id/recycler_view``, ``icon_frame``, ``android:id/icon``. The search
+box opens a search screen (on AOSP it belongs to ``com.android.settings.intelligence``);
+typing filters the index, and a result opens the page that holds it.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from functools import partial
 
 from PIL import ImageDraw
 
-from remote.sim.apps.common import SUBTLE, back_button, list_row, text_view
+from remote.sim.apps import settings_pages as pages
+from remote.sim.apps.common import SUBTLE, paint_back_arrow, paint_magnifier, text_view
+from remote.sim.apps.host import Phone
 from remote.sim.widgets import Metrics, Widget
 
-if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
-
 PACKAGE = "com.android.settings"
+SEARCH_PACKAGE = "com.android.settings.intelligence"
 ID = "com.android.settings:id/"
 BLUE = (26, 115, 232)
-SWITCHES = [("wlan", "WLAN"), ("bluetooth", "蓝牙"), ("airplane", "飞行模式")]
+ROW_H = 64.0
+Painter = Callable[[ImageDraw.ImageDraw, Widget], None]
 
 
-def activity(screen: str) -> str:
+def activity(phone: Phone, screen: str) -> str:
+    if screen == "search" and phone.scenario.rom == "aosp":
+        return "com.android.settings.intelligence.search.SearchActivity"
     return "com.android.settings.Settings" if screen == "main" else "com.android.settings.SubSettings"
 
 
-def on_enter(phone: SimPhone) -> None:
+def package_of(phone: Phone, screen: str) -> str:
+    return SEARCH_PACKAGE if screen == "search" and phone.scenario.rom == "aosp" else PACKAGE
+
+
+def on_enter(phone: Phone) -> None:
     return None
 
 
-def on_editor_action(phone: SimPhone, code: int) -> None:
+def on_editor_action(phone: Phone, code: int) -> None:
     return None
 
 
-def toggle(phone: SimPhone, key: str) -> None:
+def toggle(phone: Phone, key: str) -> None:
     state = phone.settings
-    state[key] = not state[key]
+    state[key] = not state.get(key, False)
     if key == "airplane" and state["airplane"]:  # airplane mode turns the radios off
         state["wlan"] = False
         state["bluetooth"] = False
     phone.changed()
 
 
-def _summary(phone: SimPhone, key: str) -> str:
-    on = phone.settings[key]
-    if key == "wlan":
-        return "已连接到 SimNet" if on else "已关闭"
-    if key == "bluetooth":
-        return "已开启" if on else "已关闭"
-    return "已开启" if on else "已关闭"
+def open_search(phone: Phone) -> None:
+    phone.fields["settings.search"] = ""
+    phone.push("search", focus="settings.search")
 
 
-def _switch_painter(m: Metrics):
+def open_result(phone: Phone, target: str) -> None:
+    """Leave the search screen for the page that holds the result (the home page: back to it)."""
+    phone.back()
+    if target != "main":
+        phone.push(target)
+
+
+def build(phone: Phone, m: Metrics, screen: str) -> Widget:
+    top = m.status_dp
+    rom = phone.scenario.rom
+    root = Widget("android.widget.LinearLayout", m.box(0, top, 360, m.content_bottom_dp - top), bg=(255, 255, 255),
+                  package=package_of(phone, screen))
+    if screen == "search":
+        _search(phone, m, root)
+        return root
+    title, rows = pages.page(rom, screen)
+    if screen == "main":
+        y = _home_header(phone, m, root)
+    else:
+        y = _sub_header(phone, m, root, title)
+    lst = Widget("androidx.recyclerview.widget.RecyclerView", m.box(0, y, 360, m.content_bottom_dp - y),
+                 rid=ID + "recycler_view", scrollable=True, focusable=True)
+    for row in rows:
+        if y + ROW_H > m.content_bottom_dp:
+            break
+        lst.add(_row(phone, m, row, y))
+        y += ROW_H
+    root.add(lst)
+    return root
+
+
+def _home_header(phone: Phone, m: Metrics, root: Widget) -> float:
+    top, rom = m.status_dp, phone.scenario.rom
+    y = top + 8
+    if rom == "miui":
+        root.add(text_view(m.box(24, top + 8, 300, 44), "设置", m.px(28)))
+        y = top + 56
+    box = Widget("android.widget.FrameLayout", m.box(16, y, 328, 44), rid=ID + "search_bar" if rom == "aosp" else "",
+                 clickable=True, focusable=True, on_tap=lambda: open_search(phone), bg=(240, 242, 245),
+                 radius=m.px(22))
+    box.add(Widget("android.widget.ImageView", m.box(28, y + 8, 28, 28), paint=paint_magnifier(SUBTLE)),
+            text_view(m.box(60, y, 240, 44), pages.SEARCH_HINT[rom], m.px(15), fg=SUBTLE,
+                      rid=ID + "search_action_bar_title" if rom == "aosp" else ""))
+    root.add(box)
+    return y + 56
+
+
+def _sub_header(phone: Phone, m: Metrics, root: Widget, title: str) -> float:
+    top, aosp = m.status_dp, phone.scenario.rom == "aosp"
+    bar = Widget("android.view.ViewGroup", m.box(0, top, 360, 56), rid=ID + "action_bar" if aosp else "")
+    bar.add(Widget("android.widget.ImageButton", m.box(0, top + 4, 48, 48), desc="向上导航" if aosp else "返回",
+                   clickable=True, focusable=True, on_tap=phone.back, paint=paint_back_arrow()),
+            text_view(m.box(60, top + 4, 240, 48), title, m.px(20)))
+    root.add(bar)
+    return top + 64
+
+
+def _row(phone: Phone, m: Metrics, row: pages.Row, y: float) -> Widget:
+    aosp = phone.scenario.rom == "aosp"
+    on_tap: Callable[[], None] = lambda: None  # noqa: E731
+    if row.key:
+        on_tap = partial(toggle, phone, row.key)    # the row is what toggles
+    elif row.target:
+        on_tap = partial(phone.push, row.target)
+    out = Widget("android.widget.LinearLayout", m.box(0, y, 360, ROW_H), clickable=True, focusable=True,
+                 on_tap=on_tap, paint=_divider(m))
+    x = 16.0
+    if row.icon:
+        frame = Widget("android.widget.LinearLayout", m.box(16, y + 12, 40, 40), rid=ID + "icon_frame")
+        frame.add(Widget("android.widget.ImageView", m.box(20, y + 16, 32, 32), rid="android:id/icon",
+                         bg=(96, 110, 128), radius=m.px(16)))
+        out.add(frame)
+        x = 72.0
+    summary = row.summary_for(phone)
+    texts = Widget("android.widget.RelativeLayout", m.box(x, y, 280 - x, ROW_H))
+    ty = y + (ROW_H - (40 if summary else 24)) / 2
+    texts.add(text_view(m.box(x, ty, 280 - x, 24), row.title, m.px(16), rid="android:id/title"))
+    if summary:
+        texts.add(text_view(m.box(x, ty + 22, 280 - x, 18), summary, m.px(13), rid="android:id/summary", fg=SUBTLE))
+    out.add(texts)
+    if row.key:
+        out.add(_switch(m, y, bool(phone.settings.get(row.key, False)), aosp))
+    return out
+
+
+def _switch(m: Metrics, y: float, on: bool, aosp: bool) -> Widget:
+    frame = Widget("android.widget.LinearLayout", m.box(280, y, 72, ROW_H), rid="android:id/widget_frame")
+    if aosp:
+        widget = Widget("android.widget.Switch", m.box(292, y + 16, 52, 32), text="开启" if on else "关闭",
+                        rid="android:id/switch_widget", checkable=True, checked=on, paint=_switch_painter(m))
+    else:
+        widget = Widget("android.widget.CheckBox", m.box(292, y + 16, 52, 32), rid="android:id/checkbox",
+                        checkable=True, checked=on, paint=_switch_painter(m))
+    frame.add(widget)
+    return frame
+
+
+def _divider(m: Metrics) -> Painter:
+    def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
+        x1, _, x2, y2 = w.bounds
+        draw.line([(x1 + m.px(16), y2 - 1), (x2, y2 - 1)], fill=(229, 229, 229), width=max(1, m.px(0.5)))
+    return paint
+
+
+def _switch_painter(m: Metrics) -> Painter:
     def paint(draw: ImageDraw.ImageDraw, w: Widget) -> None:
         x1, y1, x2, y2 = w.bounds
         cy = (y1 + y2) // 2
@@ -61,44 +177,37 @@ def _switch_painter(m: Metrics):
     return paint
 
 
-def build(phone: SimPhone, m: Metrics, screen: str) -> Widget:
-    top = m.status_dp
-    root = Widget("android.widget.LinearLayout", m.box(0, top, 360, m.content_bottom_dp - top),
-                  bg=(255, 255, 255), package=PACKAGE)
-    if screen in ("display", "sound"):
-        _subpage(phone, m, root, screen)
-        return root
-    root.add(text_view(m.box(16, top + 16, 300, 48), "设置", m.px(28), rid=ID + "homepage_title"))
-    search = Widget("android.widget.TextView", m.box(16, top + 72, 328, 48), text="", hint="搜索设置",
-                    rid=ID + "search_action_bar", clickable=True, focusable=True, on_tap=lambda: None,
-                    bg=(240, 242, 245), radius=m.px(24), text_size=m.px(15))
-    root.add(search)
-    y = top + 132
-    for key, label in SWITCHES:
-        row = list_row(m, y, 72, label, rid=ID + f"{key}_row", summary=_summary(phone, key),
-                       on_tap=lambda k=key: toggle(phone, k))
-        row.add(Widget("android.widget.Switch", m.box(292, y + 20, 52, 32), rid=ID + f"switch_{key}",
-                       checkable=True, checked=phone.settings[key], clickable=True, focusable=True,
-                       on_tap=lambda k=key: toggle(phone, k), paint=_switch_painter(m)))
-        root.add(row)
-        y += 72
-    for key, label, summary in (("display", "显示", "深色主题、字体大小、亮度"), ("sound", "声音", "音量、振动、勿扰模式"),
-                                ("about", "关于手机", "SimPhone")):
-        root.add(list_row(m, y, 72, label, rid=ID + f"{key}_row", summary=summary, chevron=True,
-                          on_tap=(lambda k=key: phone.push(k)) if key != "about" else None))
-        y += 72
-    return root
+# ---------------------------------------------------------------- search
 
 
-def _subpage(phone: SimPhone, m: Metrics, root: Widget, screen: str) -> None:
-    top = m.status_dp
-    title = "显示" if screen == "display" else "声音"
-    root.add(back_button(m, top + 4, ID + "back_btn", phone.back))
-    root.add(text_view(m.box(60, top + 4, 240, 48), title, m.px(22), rid=ID + "page_title"))
-    y = top + 72
-    rows = (("亮度", "自适应"), ("深色主题", "关闭"), ("字体大小", "默认")) if screen == "display" else \
-        (("媒体音量", f"{phone.volume}/15"), ("铃声音量", "10/15"), ("勿扰模式", "关闭"))
-    for label, summary in rows:
-        root.add(list_row(m, y, 72, label, summary=summary))
-        y += 72
-    root.add(text_view(m.box(16, y + 16, 328, 24), "模拟设置页面", m.px(12), fg=SUBTLE))
+def _search(phone: Phone, m: Metrics, root: Widget) -> None:
+    top, rom = m.status_dp, phone.scenario.rom
+    query = phone.fields.get("settings.search", "")
+    sid = SEARCH_PACKAGE + ":id/" if rom == "aosp" else ""
+    bar = Widget("android.widget.LinearLayout", m.box(0, top, 360, 56), rid=sid + "search_view" if sid else "")
+    bar.add(Widget("android.widget.ImageButton", m.box(0, top + 4, 48, 48), desc="向上导航" if rom == "aosp" else "返回",
+                   clickable=True, focusable=True, on_tap=phone.back, paint=paint_back_arrow()))
+    bar.add(Widget("android.widget.EditText", m.box(52, top + 8, 296, 40), text=query, hint=pages.SEARCH_HINT[rom],
+                   rid="android:id/search_src_text" if rom == "aosp" else "", clickable=True, focusable=True,
+                   focused=phone.focus == "settings.search", long_clickable=True,
+                   on_tap=lambda: phone.focus_field("settings.search"), bg=(240, 242, 245), radius=m.px(20),
+                   text_size=m.px(16)))
+    root.add(bar)
+    y = top + 64
+    if not query.strip():
+        return
+    found = pages.search(rom, query)
+    if not found:
+        root.add(text_view(m.box(0, y + 24, 360, 24), "无结果", m.px(14), fg=SUBTLE, align="center"))
+        return
+    results = Widget("androidx.recyclerview.widget.RecyclerView", m.box(0, y, 360, ROW_H * len(found)),
+                     rid=sid + "list_results" if sid else "", scrollable=True)
+    for title, target in found:
+        row = Widget("android.widget.LinearLayout", m.box(0, y, 360, ROW_H), clickable=True, focusable=True,
+                     on_tap=partial(open_result, phone, target), paint=_divider(m))
+        row.add(text_view(m.box(16, y + 10, 328, 24), title, m.px(16), rid="android:id/title"),
+                text_view(m.box(16, y + 34, 328, 18), pages.breadcrumb(rom, target), m.px(13), fg=SUBTLE,
+                          rid=sid + "breadcrumb" if sid else "android:id/summary"))
+        results.add(row)
+        y += ROW_H
+    root.add(results)
