@@ -5,6 +5,10 @@ mid-batch, Ctrl-C, schedules on an injected clock, and the commands as a user ty
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +29,7 @@ from remote.fleet.schedule import Scheduler
 from remote.runner import RunOptions
 from remote.sim import SimPhone, SimServer, serve_farm
 
+ROOT = Path(__file__).resolve().parents[1]
 FAST = {"uiautomator_delay_ms": 0}
 APPS = {"打开设置": "com.android.settings", "打开微信": "com.tencent.mm", "打开浏览器": "com.android.chrome"}
 # What each task sends its phone: a launch by package, or (WeChat's module) a tap on the launcher icon.
@@ -210,7 +215,7 @@ def test_a_pinned_task_runs_on_its_phone(three_phones, tmp_path):
 @pytest.mark.slow
 def test_a_cable_pulled_mid_batch_retries_its_task_on_another_phone(tmp_path):
     server = farm(3)
-    server.phones[1].scenario = server.phones[1].scenario.replace(drop_after_commands=6)   # mid-task
+    server.phones[1].scenario = server.phones[1].scenario.replace(drop_after_commands=3)   # mid-task
     jobs = [Job("打开设置", index=i) for i in range(6)] + [Job("打开微信", device="farm-2", index=6)]
     try:
         results = LocalFleet(phones_of(server), settings(tmp_path)).run(jobs)
@@ -224,7 +229,7 @@ def test_a_cable_pulled_mid_batch_retries_its_task_on_another_phone(tmp_path):
     pinned = results[6]
     assert (pinned.phone, pinned.failure, pinned.exit_code) == ("farm-2", "device", ExitCode.ENVIRONMENT)
     assert Path(pinned.record, "run.json").exists()           # a task pinned to the pulled phone: its record
-    assert server.phones[1].gone and len(server.phones[1].commands) == 6
+    assert server.phones[1].gone and len(server.phones[1].commands) == 3
 
 
 def test_stop_hands_out_no_more_tasks_and_running_ones_write_records(three_phones, tmp_path):
@@ -329,3 +334,29 @@ def test_batch_command_json_and_exit_status(tmp_path, fast_scenario, capsys):
 def test_all_devices_with_device_is_a_usage_error(capsys):
     assert main(["run", "打开设置", "--all-devices", "--device", "A", "--adb-port", "1"]) == ExitCode.ENVIRONMENT
     assert "--all-devices runs on every connected phone" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_batch_and_still_writes_records_and_batch_json(tmp_path):
+    """Ctrl-C in the terminal: no more tasks handed out, the running ones stop and write their records."""
+    write(tmp_path, "uiautomator_delay_ms: 3000\n", "slow.yaml")          # each UI dump takes 3 s
+    write(tmp_path, "- task: 打开微信\n  repeat: 6\n", "b.yaml")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "remote", "batch", "b.yaml", "--device", "sim", "--device", "sim",
+                             "--scenario", "slow.yaml"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:                    # wait until both phones are in their first task
+        if "[1/2] go_home ok" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.ABORTED, err
+    (batch,) = (tmp_path / "runs").glob("batch-*/batch.json")
+    rows = json.loads(batch.read_text(encoding="utf-8"))["rows"]
+    assert len(rows) == 6 and "NOT_RUN" in out
+    stopped = [r for r in rows if r["status"] == "aborted"]
+    assert stopped and all((tmp_path / r["record"] / "run.json").exists() for r in stopped)
+    assert [r["status"] for r in rows if r["status"] not in ("aborted", "success")] == ["not_run"] * (
+        6 - len(stopped) - sum(r["status"] == "success" for r in rows))
+    assert all("Ctrl-C" in r["error"] for r in rows if r["status"] == "not_run")

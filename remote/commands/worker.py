@@ -2,23 +2,21 @@
 
 It runs ``ray start --address ADDR --block`` with one ``phone:SERIAL`` resource per phone
 and the ``phone`` pool, then opens the host's room (the actor that leases the phones to
-the tasks Ray places here). Ctrl-C (or the node stopping) ends both.
+the tasks Ray places here). Ctrl-C or SIGTERM (or the node stopping) ends both.
 """
 
 from __future__ import annotations
 
 import argparse
 import signal
-import subprocess
 import sys
+from types import FrameType
 
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
 from remote.errors import BadInput, DeviceNotFound, ExitCode
 from remote.fleet import ray_cluster
 from remote.fleet.jobs import Phone
-
-STOP_WAIT_S = 30
 
 
 def _phones(args: argparse.Namespace) -> list[Phone]:
@@ -35,6 +33,10 @@ def _phones(args: argparse.Namespace) -> list[Phone]:
     return [Phone(s, host, port) for s in serials]
 
 
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt   # a service manager's SIGTERM stops the worker as Ctrl-C does
+
+
 def run(args: argparse.Namespace) -> int:
     phones = _phones(args)
     ray_cluster.connect(args.address)
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if taken:
         raise BadInput(f"phone {taken[0]} is already offered by another worker of the cluster",
                        hint="one worker per phone: stop the other one, or leave this phone out with --device")
+    previous = signal.signal(signal.SIGTERM, _terminate)
     node = ray_cluster.start_node(args.address, phones, node_ip=args.node_ip_address, num_cpus=args.num_cpus)
     try:
         node_id = ray_cluster.node_with(phones, node)
@@ -59,14 +62,5 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.OK
     finally:
         ray_cluster.shutdown()
-        _stop(node)
-
-
-def _stop(node: subprocess.Popen[bytes]) -> None:
-    if node.poll() is None:
-        node.send_signal(signal.SIGTERM)   # `ray start --block` stops its node on SIGTERM
-        try:
-            node.wait(STOP_WAIT_S)
-        except subprocess.TimeoutExpired:
-            node.kill()
-            node.wait()
+        ray_cluster.stop_node(node)
+        signal.signal(signal.SIGTERM, previous)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -169,7 +170,25 @@ def start_node(address: str, phones: list[Phone], *, node_ip: str | None = None,
         args += ["--node-ip-address", node_ip]
     if num_cpus is not None:
         args += ["--num-cpus", str(num_cpus)]
-    return subprocess.Popen(args, stdin=subprocess.DEVNULL)
+    # Its own process group, so stopping it reaches the raylet and its helpers too (`stop_node`);
+    # Ray's messages go to our stderr, leaving stdout to the command.
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=2, start_new_session=True)
+
+
+def stop_node(node: subprocess.Popen[bytes], wait_s: float = 30.0) -> None:
+    """Stop a node started by `start_node`: SIGTERM to its process group, SIGKILL if it lingers."""
+    if node.poll() is not None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(node.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            node.wait(wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            logger.warning("the Ray node did not stop within %g s: killing it", wait_s)
 
 
 def node_with(phones: list[Phone], process: subprocess.Popen[bytes] | None = None,
