@@ -8,8 +8,10 @@ pulled phone fails *with its record*, as any other failed run does.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+from pathlib import Path
 
 from remote.apps import APPS_DIR, ModuleRegistry
 from remote.config import LLMConfig, Settings
@@ -37,6 +39,17 @@ def registry() -> ModuleRegistry:
     return ModuleRegistry([APPS_DIR, *Settings.from_env().module_dirs])
 
 
+@functools.lru_cache(maxsize=4)
+def _process_registry(dirs: tuple[Path, ...]) -> ModuleRegistry:
+    return ModuleRegistry(dirs)
+
+
+def process_registry() -> ModuleRegistry:
+    """One registry per process and module folders: a Ray worker process runs its tasks one at a time, and
+    reading every module's YAML for each task would cost a quarter of a second."""
+    return _process_registry((APPS_DIR, *Settings.from_env().module_dirs))
+
+
 def run_job(job: Job, phone: Phone, settings: RunSettings, *, listener: Listener | None = None,
             clock: Clock | None = None, modules: ModuleRegistry | None = None) -> JobResult:
     """Run ``job.task`` on ``phone``; never raises for what the run itself can record."""
@@ -48,7 +61,7 @@ def run_job(job: Job, phone: Phone, settings: RunSettings, *, listener: Listener
         logger.info("phone %s not reachable before the task: %s", phone.serial, exc.message)
     try:
         runner = build_runner(adb, llm=LLMConfig.from_env(), limits=settings.limits, options=settings.options,
-                              listener=listener, registry=modules or registry(),
+                              listener=listener, registry=modules or process_registry(),
                               clock=clock or Clock(settings.limits.max_seconds))
         result = runner.run(job.task)
     finally:

@@ -49,6 +49,12 @@ def host_resources(phones: list[Phone]) -> dict[str, float]:
     return out
 
 
+def keep_workers(phones: list[Phone]) -> int:
+    """Idle Ray workers a host keeps (Ray's ``num_workers_soft_limit``, by default its CPU count): one per
+    phone, so a phone's next task does not wait for a new worker process (seconds each) after a pause."""
+    return max(os.cpu_count() or 1, len(phones) + 1)
+
+
 def _quiet_env() -> None:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")   # no usage report leaves the machine
 
@@ -85,6 +91,7 @@ def start_local(phones: list[Phone], *, num_cpus: int = 1, temp_dir: str | None 
     if ray.is_initialized():
         raise ConfigError("a Ray cluster is already running in this process")
     ray.init(num_cpus=num_cpus, resources=host_resources(phones), include_dashboard=False,
+             _system_config={"num_workers_soft_limit": keep_workers(phones)},
                        namespace=NAMESPACE, _node_ip_address=LOOPBACK_NODE_IP, log_to_driver=False,
                        logging_level=logging.WARNING, configure_logging=False,
                        _temp_dir=temp_dir or tempfile.mkdtemp(prefix="remote-ray-"))
@@ -172,7 +179,8 @@ def start_node(address: str, phones: list[Phone], *, node_ip: str | None = None,
         args += ["--num-cpus", str(num_cpus)]
     # Its own process group, so stopping it reaches the raylet and its helpers too (`stop_node`);
     # Ray's messages go to our stderr, leaving stdout to the command.
-    return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=2, start_new_session=True)
+    env = {**os.environ, "RAY_num_workers_soft_limit": str(keep_workers(phones)), "RAY_USAGE_STATS_ENABLED": "0"}
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=2, start_new_session=True, env=env)
 
 
 def stop_node(node: subprocess.Popen[bytes], wait_s: float = 30.0) -> None:

@@ -37,9 +37,9 @@ CANCEL_GRACE_S = 10.0        # after Ctrl-C, how long cancelled tasks get to wri
 
 
 def pack(record: Path) -> bytes:
-    """A run record folder as a gzipped tar (its folder name at the top)."""
+    """A run record folder as a tar (its folder name at the top); not compressed: its images are PNGs already."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buf, mode="w") as tar:
         tar.add(record, arcname=record.name)
     return buf.getvalue()
 
@@ -49,7 +49,7 @@ def unpack(data: bytes, runs_dir: Path) -> Path:
     runs_dir.mkdir(parents=True, exist_ok=True)
     incoming = Path(tempfile.mkdtemp(prefix=".incoming-", dir=runs_dir))
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             tar.extractall(incoming, filter="data")
         (source,) = list(incoming.iterdir())
         target, n = runs_dir / source.name, 1
