@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -360,3 +361,42 @@ def test_ctrl_c_stops_a_batch_and_still_writes_records_and_batch_json(tmp_path):
     assert [r["status"] for r in rows if r["status"] not in ("aborted", "success")] == ["not_run"] * (
         6 - len(stopped) - sum(r["status"] == "success" for r in rows))
     assert all("Ctrl-C" in r["error"] for r in rows if r["status"] == "not_run")
+
+
+def test_a_schedule_firing_submits_through_the_batch_path(tmp_path, fast_scenario, capsys):
+    from remote.cli import build_parser
+    from remote.commands.schedule import _fire
+
+    path = write(tmp_path, '- cron: "0 8 * * *"\n  task: 打开设置\n  device: all\n')
+    args = build_parser().parse_args(["schedule", str(path), "--device", "sim", "--device", "sim",
+                                      "--scenario", str(fast_scenario), "--runs-dir", str(tmp_path / "runs")])
+    (entry,) = load_schedule(path)
+    _fire(args, [(entry, datetime(2026, 11, 23, 8, 0, tzinfo=UTC))])
+    (batch,) = (tmp_path / "runs").glob("batch-*/batch.json")
+    rows = json.loads(batch.read_text(encoding="utf-8"))["rows"]
+    assert [(r["device"], r["status"]) for r in rows] == [("remote-sim-1", "success"), ("remote-sim-2", "success")]
+    assert "2/2 tasks succeeded" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_sim_count_serves_a_farm_that_run_all_devices_drives(tmp_path, fast_scenario, capsys):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = str(probe.getsockname()[1])
+    proc = subprocess.Popen([sys.executable, "-m", "remote", "sim", "--count", "3", "--port", free,
+                             "--scenario", str(fast_scenario), "--resolutions", "720x1600,1440x3200"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(3)]
+        assert [line.split()[2:4] for line in lines] == [["remote-sim-1", "720x1600"], ["remote-sim-2", "1440x3200"],
+                                                         ["remote-sim-3", "720x1600"]]
+        assert lines[0].rstrip().endswith(f"127.0.0.1:{free}")
+        code = main(["run", "打开设置", "--all-devices", "--adb-port", free, "--runs-dir", str(tmp_path / "runs")])
+        out = capsys.readouterr().out
+        assert code == 0 and "3/3 tasks succeeded" in out
+        assert all(f"remote-sim-{i}" in out for i in (1, 2, 3))
+    finally:
+        proc.terminate()
+        proc.wait(10)

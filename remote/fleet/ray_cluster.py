@@ -69,8 +69,9 @@ def connect(address: str) -> None:
                  configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise DeviceError(f"cannot join the Ray cluster at {address}: {exc}",
-                          hint="start its head with `ray start --head --port 6379` and check the address "
-                               "(and RAY_AUTH_TOKEN when the cluster uses token authentication)") from exc
+                          hint="start its head with `ray start --head --port 6379` and check the address; with "
+                               "token authentication set RAY_AUTH_MODE=token here too, with the cluster's token in "
+                               "~/.ray/auth_token or RAY_AUTH_TOKEN (docs/fleet.md)") from exc
 
 
 @dataclass
