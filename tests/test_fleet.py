@@ -400,3 +400,11 @@ def test_sim_count_serves_a_farm_that_run_all_devices_drives(tmp_path, fast_scen
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_submit_to_an_address_where_no_cluster_answers_is_exit_2_at_once(capsys):
+    with socket.socket() as probe:       # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["submit", "打开设置", "--address", f"127.0.0.1:{port}"]) == ExitCode.ENVIRONMENT
+    assert f"no Ray cluster answers at 127.0.0.1:{port}" in capsys.readouterr().err

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -59,10 +60,24 @@ def _quiet_env() -> None:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")   # no usage report leaves the machine
 
 
+def _answers(address: str, timeout: float = 3.0) -> bool:
+    """Does something accept a TCP connection at ``HOST:PORT``? (Ray's own connect retries for minutes.)"""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
 def connect(address: str) -> None:
     """Join the cluster at ``address`` as a driver (a no-op when this process already is one)."""
     if ray.is_initialized():
         return
+    if "://" not in address and not _answers(address):
+        raise DeviceError(f"no Ray cluster answers at {address}",
+                          hint="start its head with `ray start --head --port 6379` (docs/fleet.md) and give "
+                               "--address HOST:PORT")
     _quiet_env()
     try:
         ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
