@@ -28,8 +28,15 @@ EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, a
 STRATEGIES = ["opencv_first", "opencv_only", "ai_only"]
 
 
-class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Examples kept as written, defaults shown after every option's help."""
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Examples kept as written; an option's default shown after its help, unless the help already says it
+    or there is none worth showing (a flag that is off, an option that is unset)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 def port(text: str) -> int:
@@ -78,8 +85,13 @@ def positive_float(text: str) -> float:
 
 
 def task_text(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError('the task is empty; say what to do, e.g. "给张三发微信消息说你好"')
+    from remote.apps import check_task
+    from remote.errors import ConfigError
+
+    try:
+        check_task(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message} ({exc.hint})") from None
     return text
 
 
@@ -136,8 +148,10 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = _command(sub, "devices", "list connected phones: serial, model, resolution, ADBKeyboard", """\
   remote devices
   remote devices --adb-port 5038       # the phones a `remote sim --port 5038` serves""")
-    p.add_argument("--adb-host", metavar="HOST", default=None, help="adb server host (default 127.0.0.1)")
-    p.add_argument("--adb-port", metavar="PORT", type=port, default=None, help="adb server port (default 5037)")
+    p.add_argument("--adb-host", metavar="HOST", default=None,
+                   help="adb server host (default: ANDROID_ADB_SERVER_HOST or 127.0.0.1)")
+    p.add_argument("--adb-port", metavar="PORT", type=port, default=None,
+                   help="adb server port (default: ANDROID_ADB_SERVER_PORT or 5037)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = _command(sub, "screenshot", "save the phone's screen to a PNG file", """\

@@ -201,13 +201,15 @@ def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMC
 
 @dataclass(frozen=True)
 class Settings:
-    """Device-side settings: ADB_PATH, ADB_SERIAL, OPERATION_DELAY (seconds after each action)."""
+    """Device-side settings: ADB_PATH, ADB_SERIAL, OPERATION_DELAY (seconds after each action), and
+    REMOTE_MODULES: folders of app modules besides the shipped ones (separated like PATH)."""
 
     adb_path: str = ""
     adb_serial: str = ""
     operation_delay: float = 0.0
     adb_host: str = "127.0.0.1"
     adb_port: int = 5037
+    module_dirs: tuple[Path, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv_path: str | Path | None = None) -> Settings:
@@ -217,7 +219,8 @@ class Settings:
             port = int(env.get("ANDROID_ADB_SERVER_PORT") or 5037)
         except ValueError as exc:
             raise ConfigError(f"OPERATION_DELAY / ANDROID_ADB_SERVER_PORT must be numbers ({exc})") from exc
-        return cls(adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
+        dirs = tuple(Path(d).expanduser() for d in (env.get("REMOTE_MODULES") or "").split(os.pathsep) if d.strip())
+        return cls(module_dirs=dirs, adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
                    operation_delay=max(0.0, delay), adb_host=env.get("ANDROID_ADB_SERVER_HOST") or "127.0.0.1",
                    adb_port=port)
 

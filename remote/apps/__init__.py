@@ -39,7 +39,8 @@ APPS_DIR = Path(__file__).resolve().parent
 WEIGHT_TEMPLATE, WEIGHT_KEYWORD, WEIGHT_PACKAGE = 0.5, 0.4, 0.1
 _PACKAGE = re.compile(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+")
 
-__all__ = ["AppHandler", "AppModule", "DefaultHandler", "ModuleRegistry", "Problem", "TaskTemplate", "load_module"]
+__all__ = ["AppHandler", "AppModule", "DefaultHandler", "ModuleRegistry", "Problem", "TaskTemplate", "check_task",
+           "load_module"]
 
 
 class ModuleRegistry:

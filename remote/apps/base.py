@@ -41,6 +41,7 @@ from remote.errors import ConfigError
 
 _SLOT = re.compile(r"\{(\w+)\}")
 MAX_TASK_CHARS = 500   # a sentence, not a document: routing stays fast whatever the text
+KEY_ACTIONS = ("press_key", "wait", "go_home", "finish")   # templates of these alone have nothing to check
 
 
 @dataclass(frozen=True)
@@ -278,6 +279,10 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
         for problem in problems:
             c.add(line_of(step, line), f"task {name}: {problem}")
     check_success(c, raw.get("success_check"), name, line_of_key(raw, "success_check") or line)
+    keys_only = all(isinstance(s, dict) and str(s.get("action", "")) in KEY_ACTIONS for s in raw["steps"])
+    if "success_check" not in raw and not keys_only:
+        c.add(line, f"task {name}: no success_check: a run can only say that its steps ran, not that the task "
+              "is done", "say what the finished screen shows (docs/modules.md: success_check)", warning=True)
     failures = tuple(check_failures(c, raw.get("failures"), line_of_key(raw, "failures") or line))
     # The module's failure screens apply to the templates that declare every slot they mention.
     module_failures = tuple(f for f in module_failures if slots_used(f) <= _declared(patterns))

@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from remote.apps import ModuleRegistry
 from remote.commands._locate_common import load_image, load_text
+from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.core.locate.screen import Screen
 from remote.core.record.report import annotate
@@ -18,7 +18,7 @@ from remote.runner.offline import module_locator
 def run(args: argparse.Namespace) -> int:
     image = load_image(args.screenshot, "screenshot")
     xml = load_text(args.xml, "UI dump") if args.xml else None
-    registry = ModuleRegistry()
+    registry = module_registry()
     module, score = (registry.get(args.module), 1.0) if args.module else registry.route(args.task)
     plan = registry.handler(module).plan(args.task)
     if plan is None:

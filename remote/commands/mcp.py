@@ -15,6 +15,7 @@ from typing import Any
 
 from remote.apps import ModuleRegistry
 from remote.commands._device import open_device
+from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.errors import ActionError, ConfigError
 from remote.mcp.access import AccessGate, resolve_app
@@ -35,7 +36,7 @@ def run(args: Any) -> int:
     if getattr(args, "trace", None):
         raise ConfigError("--trace needs the trace phone, which this build does not include yet",
                           hint="use --device sim or a real phone")
-    registry = ModuleRegistry()
+    registry = module_registry()
     gate = AccessGate(_allowed(args.allow, registry))
     with open_device(args) as (adb, sim):
         session = Session(adb, registry=registry, llm=LLMConfig.from_env(), gate=gate, phone=sim,

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from remote.apps import APPS_DIR, ModuleRegistry
+from remote.commands._modules import registry as module_registry
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.target_ref import parse_target
 
@@ -51,7 +52,7 @@ def notes(registry: ModuleRegistry) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    registry = ModuleRegistry()
+    registry = module_registry()
     if args.action == "check":
         problems, advice = check(registry), notes(registry)
         if args.json:

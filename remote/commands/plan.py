@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from remote.apps import ModuleRegistry
 from remote.commands._locate_common import load_image, load_text
+from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.core.locate.assets import AssetsManager
 from remote.errors import BadInput, ExitCode
@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     config = LLMConfig.from_env().require()   # ModelNotConfigured -> "error: ..." and exit 2 in cli.py
     screenshot = load_image(args.screenshot, "screenshot")
     xml = load_text(args.xml, "UI dump") if args.xml else None
-    registry = ModuleRegistry()
+    registry = module_registry()
     module = None
     if args.module:
         if args.module not in registry.modules:

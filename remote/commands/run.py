@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from remote.commands._device import open_device
+from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.core.records import (
     LocateStrategy,
@@ -136,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
                          module=args.module, runs_dir=Path(args.runs_dir) if args.runs_dir else None)
     with open_device(args) as (adb, sim):
         runner = build_runner(adb, llm=llm, limits=limits, options=options, person=TerminalPerson(),
+                              registry=module_registry(),
                               listener=None if args.json else Progress(),
                               device_state=sim.snapshot if sim is not None else None)
         result = runner.run(args.task)

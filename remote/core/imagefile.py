@@ -39,6 +39,7 @@ def open_image(path: str | Path, what: str = "image") -> Image.Image:
                 check_size(img.size, f"{what} {p.name}")
                 return img.convert("RGB")
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise BadInput(f"{what} {p.name} is too large to decode safely") from exc
+        raise BadInput(f"{what} {p.name} is larger than this tool reads (at most {MAX_PIXELS // 1_000_000} "
+                       "million pixels)") from exc
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
         raise BadInput(f"{what} is not a readable image: {path} ({type(exc).__name__})") from exc

@@ -47,7 +47,7 @@ def _center(bbox: Any) -> tuple[int, int] | None:
 
 def _locate_decision(n: int, step: dict[str, Any], recorded: dict[str, Any], screen: Screen,
                      locator: HybridLocator) -> Decision:
-    target = step["target_ref"]
+    target = recorded.get("matched_ref") or step["target_ref"]   # of a step's alternatives, the one that matched
     rec_ok, rec_tier = recorded.get("success", False), recorded.get("method_used", "")
     rec_box = (recorded.get("element") or {}).get("bbox")
     if "vision" in rec_tier:

@@ -79,7 +79,8 @@ class StepRunner:
                 return sr, screen
             screen = self._dispatch(step, level, sr, screen)
         except AppMissing as exc:
-            fail(sr, FailureReason.APP_MISSING, exc.message, abort=True)
+            # a package the phone lacks is final; a name not found on the launcher may be no app at all
+            fail(sr, FailureReason.APP_MISSING, exc.message, abort=exc.final)
             sr.notes.append(exc.hint)
             screen = None
         except ActionError as exc:   # an impossible argument at run time (a point off this screen)
@@ -184,7 +185,7 @@ class StepRunner:
             device.swipe_direction("left")
             self.tools.clock.sleep(0.4)
         raise AppMissing(f"no app named {name} on this phone: not an app the modules know, and not on the "
-                         f"launcher's {pages} page(s)", hint="check the name on the phone")
+                         f"launcher's {pages} page(s)", hint="check the name on the phone", final=False)
 
     def _swipe(self, step: StepPlan, args: Swipe, level: ExecutionLevel, sr: StepResult,
                screen: Screen | None) -> Screen | None:
@@ -207,6 +208,10 @@ class StepRunner:
     # ------------------------------------------------------------------ targeted actions
     def _targeted(self, step: StepPlan, level: ExecutionLevel, sr: StepResult,
                   screen: Screen | None) -> Screen | None:
+        if self.tools.vision is None and all(t.startswith("dynamic:") for t in step.targets):
+            fail(sr, FailureReason.CONFIG, f"{step.target_ref} is found only by a vision model, and none is "
+                 "configured (set LLM_PROVIDER and its key: docs/models.md)", abort=True)
+            return screen
         no_change = 0
         fallback_used = False
         for attempt in range(step.retry + 1):

@@ -23,7 +23,11 @@ logger = logging.getLogger(__name__)
 
 
 class AppMissing(TaskError):
-    """The task names an app this phone does not have."""
+    """The task names an app this phone does not have (``final``: a known package, not installed)."""
+
+    def __init__(self, message: str, *, hint: str = "", final: bool = True) -> None:
+        super().__init__(message, hint=hint)
+        self.final = final
 
 
 class Capture:

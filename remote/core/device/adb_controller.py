@@ -133,7 +133,8 @@ class ADBController:
         if start < 0 or "ERROR" in out[: max(start, 0)] or "</hierarchy>" not in out:
             message = out[:300].strip() or "no output"
             hint = ("the screen never went idle (animation, video): retry on a still screen"
-                    if "idle" in message else "another UiAutomation client (uiautomator2, Appium) may be running")
+                    if "idle" in message else "the dump did not complete: retry; if it keeps failing, another "
+                    "UiAutomation client (uiautomator2, Appium) may hold the phone's accessibility service")
             raise DeviceCommandError(f"uiautomator dump failed: {message}", command="uiautomator dump",
                                      output=out[:2000], serial=self.serial, hint=hint)
         return out[start:]
