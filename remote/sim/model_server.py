@@ -166,7 +166,7 @@ class ModelServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host if isinstance(host, str) else host.decode()}:{port}/v1"
 
     def start(self) -> ModelServer:
         if self._thread is None:

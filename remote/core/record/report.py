@@ -107,7 +107,8 @@ def _final_check(data: dict[str, Any]) -> str:
         return f"<h2>Final check</h2><p>No final check was made: {esc(ended)}.</p>"
     rows = [[esc(item.get("what")), badge(item_result(item.get("passed"))), esc(item.get("evidence")),
              esc(item.get("method"))] for item in map(d, seq(final.get("items")))]
-    verdict_word = {True: "passed", False: "failed"}.get(final.get("passed"), "could not tell")
+    passed = final.get("passed")
+    verdict_word = "passed" if passed is True else "failed" if passed is False else "could not tell"
     how = f" (by {final.get('method')})" if final.get("method") else ""
     table = grid(["what must hold", "on the final screen", "evidence", "how"], rows) if rows else ""
     return (f"<h2>Final check: {esc(verdict_word)}{esc(how)}</h2><p>{esc(final.get('summary'))}</p>{table}")
@@ -209,8 +210,10 @@ def _step_details(run_dir: Path, steps: list[dict[str, Any]]) -> str:
         st, arts, loc = d(sr.get("step")), d(sr.get("artifacts")), d(sr.get("locate_result"))
         marks = {"bbox": sr.get("bbox"), "point": sr.get("tap_point"),
                  "candidates": seq(loc.get("candidates")) if loc.get("reliable") is False else ()}
-        shots = (figure(inside(run_dir, arts.get("before")), "before: located box (green), tap point (red)",
-                        marks if _marks_ok(marks) else None)
+        marked = _marks_ok(marks) and bool(marks["bbox"] or marks["point"] or marks["candidates"])
+        shots = (figure(inside(run_dir, arts.get("before")),
+                        "before: located box (green), tap point (red)" if marked else "before",
+                        marks if marked else None)
                  + figure(inside(run_dir, arts.get("after")), "after"))
         status = str(sr.get("status") or "unknown")
         out.append(f"<details id='step-{i}'><summary>Step {esc(st.get('step', i))}: {esc(label(st))} "
@@ -220,8 +223,11 @@ def _step_details(run_dir: Path, steps: list[dict[str, Any]]) -> str:
 
 
 def _marks_ok(marks: dict[str, Any]) -> bool:
-    def box(v: Any, n: int) -> bool:
-        return isinstance(v, list | tuple) and len(v) == n and all(num(x) is not None for x in v)
+    def box(value: Any, size: int) -> bool:     # pixels of a screen: anything else is not drawn
+        if not isinstance(value, list | tuple) or len(value) != size:
+            return False
+        coords = [num(x) for x in value]
+        return all(c is not None and abs(c) < 1e5 for c in coords)
     cands = [c.get("bbox") if isinstance(c, dict) else c for c in marks["candidates"]]
     return (marks["bbox"] is None or box(marks["bbox"], 4)) and (marks["point"] is None or box(marks["point"], 2)) \
         and all(box(c, 4) for c in cands)
@@ -236,7 +242,9 @@ def _step_facts(sr: dict[str, Any]) -> list[tuple[str, Any]]:
         ("description", st.get("description")), ("targets", " | ".join(str(t) for t in [st.get("target_ref"),
                                                                                           *seq(st.get("alternatives"))] if t)),
         ("parameters", json.dumps(params, ensure_ascii=False) if params else ""),
-        ("found by", f"{loc.get('method_used') or sr.get('tier') or ''} {loc.get('matched_ref') or ''}".strip()),
+        ("found by", f"{loc.get('method_used') or sr.get('tier') or ''} {loc.get('matched_ref') or ''}".strip()
+         if loc.get("success") or (not loc and sr.get("tier")) else ""),
+        ("looked", ", ".join(str(t) for t in seq(loc.get("tiers_tried"))) if loc.get("success") is False else ""),
         ("confidence", f"{conf:.2f}" if conf is not None else ""), ("box", sr.get("bbox")),
         ("tap point", sr.get("tap_point")),
         ("look-alikes", f"{len(seq(loc.get('candidates')))} candidates" if loc.get("reliable") is False else ""),

@@ -30,12 +30,12 @@ def subset_woff(text: str, font_file: Path = FONT_FILE) -> bytes | None:
     try:
         font = TTFont(font_file, lazy=True)
         options = subset.Options()
-        options.flavor = "woff"
         options.hinting = False          # screens at 1x and 2x render it well unhinted, and it halves the size
         options.notdef_outline = True    # a character the font lacks shows as a box, not as nothing
         subsetter = subset.Subsetter(options)
         subsetter.populate(unicodes=codepoints)
         subsetter.subset(font)
+        font.flavor = "woff"             # the options' flavor is only the command line's: set it on the font
         out = io.BytesIO()
         font.save(out)
     except (OSError, TTLibError, ValueError, KeyError, AssertionError) as exc:

@@ -124,7 +124,7 @@ def figure(path: Path | None, caption: str, marks: dict[str, Any] | None = None)
     """A screenshot thumbnail with its caption (escaped here), boxes drawn when ``marks`` are given."""
     cap = f"<figcaption>{esc(caption)}</figcaption>"
     if path is None:
-        return f"<figure class=noimg>{cap}no screenshot (none was needed)</figure>"
+        return f"<figure class=noimg>{cap}no screenshot (the step took none)</figure>"
     try:
         with Image.open(path) as img:
             check_size(img.size, "screenshot")

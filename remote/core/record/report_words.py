@@ -7,6 +7,7 @@ missing or odd field. Escaping is the HTML layer's job, not this one's.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -55,7 +56,14 @@ def seq(value: Any) -> list[Any]:
 
 
 def num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A finite number, else None (bools, text, NaN and numbers too large for a float are not)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        out = float(value)
+    except OverflowError:
+        return None
+    return out if math.isfinite(out) else None
 
 
 def short(value: Any, limit: int = 60) -> str:
@@ -98,12 +106,12 @@ def check_words(check: Any) -> str:
 
 
 def item_result(passed: Any) -> str:
-    return {True: "yes", False: "NO"}.get(passed, "could not tell")
+    return "yes" if passed is True else "NO" if passed is False else "could not tell"
 
 
-def target_name(ref: Any) -> str:
+def target_name(target_ref: Any) -> str:
     """``text:发送`` -> ``发送``; ``id:com.tencent.mm:id/chat_input`` -> ``the field chat_input``."""
-    ref = str(ref or "")
+    ref = str(target_ref or "")
     kind, _, value = ref.partition(":")
     if not value:
         return ref or "the target"
@@ -120,7 +128,8 @@ def _action_words(step: dict[str, Any], located: bool) -> str:
     params, action = d(step.get("params")), str(step.get("action") or "")
     text = short(params.get("text"), 40)
     what = {
-        "tap": "tapped it", "long_press": "long-pressed it",
+        "tap": "tapped it" if located else f"tapped {target_name(step.get('target_ref'))}",
+        "long_press": "long-pressed it" if located else f"long-pressed {target_name(step.get('target_ref'))}",
         "input_text": f"typed '{text}' into it" if located else f"typed '{text}'",
         "swipe": f"swiped {params.get('direction') or ''}".strip(),
         "launch_app": f"opened {params.get('package') or params.get('app') or params.get('name') or 'the app'}",
@@ -132,9 +141,8 @@ def _action_words(step: dict[str, Any], located: bool) -> str:
     return what.get(action, action or "acted")
 
 
-def located_words(step_result: dict[str, Any]) -> str:
+def located_words(step_result: dict[str, Any], loc: dict[str, Any]) -> str:
     """``found 发送 in the UI tree`` / ``looked for 蓝牙 in the UI tree, by reading ...: not found``."""
-    loc = d(step_result.get("locate_result"))
     step = d(step_result.get("step"))
     name = target_name(loc.get("matched_ref") or step.get("target_ref"))
     if loc.get("success"):
@@ -181,13 +189,15 @@ def verdict(step_result: dict[str, Any], change: str = "") -> str:
     if status == "skipped":
         return "skipped" + (": " + "; ".join(notes) if notes else "")
     loc, error = d(sr.get("locate_result")), short(sr.get("error_message"), 200)
+    if not loc and sr.get("tier"):           # records before locate_result was kept
+        loc = {"success": True, "method_used": sr.get("tier")}
     if loc and not loc.get("success"):
-        looked = located_words(sr)          # it names the tiers tried and why nothing was found
+        looked = located_words(sr, loc)          # it names the tiers tried and why nothing was found
         return looked if status == "failed" else "; ".join(p for p in (looked, check_after(sr, change), *notes) if p)
     if status == "failed":
-        done = f"{located_words(sr)} and {_action_words(step, True)}; failed" if loc else "failed"
+        done = f"{located_words(sr, loc)} and {_action_words(step, True)}; failed" if loc else "failed"
         return "; ".join(p for p in (f"{done}: {error}" if error else done, *notes) if p)
-    done = f"{located_words(sr)} and {_action_words(step, True)}" if loc else _action_words(step, False)
+    done = f"{located_words(sr, loc)} and {_action_words(step, True)}" if loc else _action_words(step, False)
     return "; ".join(p for p in (done, check_after(sr, change), *notes) if p)
 
 
