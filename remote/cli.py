@@ -181,7 +181,7 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
   #     times: 1                          # then the next rule; default: forever
   #   - match: {purpose: verify}
   #     status: 429                       # an HTTP error; also retry_after:, delay: (s), drip: (bytes/s)""",
-                 description="Serve the loopback chat-completions server (docs/testing.md#model-sim) with replies "
+                 description="Serve the loopback chat-completions server (docs/testing.md, model-sim) with replies "
                              "scripted in YAML, printing the URL for CUSTOM_LLM_BASE_URL, until Ctrl-C.")
     p.add_argument("--script", required=True, metavar="FILE", help="the replies, as YAML rules (see the examples)")
     p.add_argument("--port", type=port_or_zero, default=8765, help="port to serve on; 0 picks a free one")

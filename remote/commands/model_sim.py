@@ -1,7 +1,7 @@
 """`remote model-sim --script FILE`: the loopback chat-completions server for testers, scripted in YAML.
 
 A script is a list of rules, tried in order for every request; the first that
-matches answers (``docs/testing.md#model-sim``)::
+matches answers (docs/testing.md, "model-sim")::
 
     model: test-vl                      # optional: the model name the server reports
     rules:
