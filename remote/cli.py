@@ -103,6 +103,14 @@ def _command(sub: argparse._SubParsersAction, name: str, summary: str, examples:
     return parser
 
 
+def add_trace_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--trace", metavar="DIR", default=None,
+                   help="serve this DroidBot recording of a real app as the phone (the trace phone, with --device sim)")
+    p.add_argument("--trace-start", metavar="STATE", default=None,
+                   help="the recorded screen to start on: state_str, a unique prefix of it, or a capture tag "
+                        "(default: the recorded launcher)")
+
+
 def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True) -> None:
     help_text = "phone serial or ip:port (default: the only connected phone, or ADB_SERIAL)" + \
         ("; 'sim' for the built-in simulated phone" if sim_choice else "")
@@ -110,6 +118,7 @@ def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True) -> N
     if sim_choice:
         p.add_argument("--scenario", metavar="FILE", default=None,
                        help="simulated-phone scenario YAML (with --device sim): popups, resolution, versions ...")
+        add_trace_args(p)
     p.add_argument("--adb-host", metavar="HOST", default=None,
                    help="adb server host (default: ANDROID_ADB_SERVER_HOST or 127.0.0.1)")
     p.add_argument("--adb-port", metavar="PORT", type=port, default=None,
@@ -163,12 +172,14 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = _command(sub, "sim", "serve the simulated phone over the adb protocol until Ctrl-C", """\
   remote sim                             # 127.0.0.1:5037, or the next free port when 5037 is taken
   remote sim --port 5038 --scenario popups.yaml
+  remote sim --port 5038 --trace ../shared/data/traces/weibo_bfs_greedy --trace-start a7dec9
   adb -P 5038 devices; adb -P 5038 exec-out screencap -p > s.png""")
     p.add_argument("--port", type=port, default=None,
                    help="port to serve on (default 5037; when 5037 is taken, by a real adb server say, the next "
                         "free port is used and printed)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--scenario", metavar="FILE", default=None, help="scenario YAML (docs/testing.md#scenarios)")
+    add_trace_args(p)
     p.add_argument("--serial", default=None, help="serial the simulated phone reports (default emulator-5554)")
 
     p = _command(sub, "model-sim", "serve scripted chat-completions replies on loopback, for testing without a provider",
@@ -278,7 +289,6 @@ def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                  description="Serve the phone as MCP tools (docs/mcp.md): screenshot with an element list, taps by "
                              "coordinate, element number or target_ref, typing, apps, clipboard, batch, run_task.")
     add_device_args(p)
-    p.add_argument("--trace", metavar="DIR", default=None, help="replay a DroidBot recording as the phone")
     p.add_argument("--http", metavar="HOST:PORT", default=None,
                    help="streamable HTTP instead of stdio; an address other than loopback needs REMOTE_MCP_TOKEN")
     p.add_argument("--allow", metavar="APPS", default=None,

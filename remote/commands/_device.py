@@ -10,22 +10,33 @@ from typing import Any
 
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
+from remote.errors import ConfigError
+
+
+def trace_overrides(args: Any) -> dict[str, Any]:
+    """``--trace``/``--trace-start`` as scenario keys (only those given: a scenario file's stay otherwise)."""
+    given = {"trace": getattr(args, "trace", None), "trace_start": getattr(args, "trace_start", None)}
+    return {key: value for key, value in given.items() if value}
 
 
 @contextlib.contextmanager
 def open_device(args: argparse.Namespace, settings: Settings | None = None) -> Iterator[tuple[ADBController, Any]]:
     """Yield ``(controller, sim_phone_or_None)``; the controller is closed (IME restored) afterwards.
 
-    ``--device sim`` starts the simulated phone in-process on a free loopback port.
+    ``--device sim`` starts the simulated phone in-process on a free loopback port (the trace phone
+    with ``--trace DIR``).
     """
     settings = settings or Settings.from_env()
     if settings.adb_path:
         os.environ.setdefault("ADBUTILS_ADB_PATH", settings.adb_path)
     serial = getattr(args, "device", None) or settings.adb_serial or None
+    trace = trace_overrides(args)
+    if trace and serial != "sim":
+        raise ConfigError("--trace serves a recording as the simulated phone", hint="add --device sim")
     if serial == "sim":
         from remote.sim import serve
 
-        with serve(scenario=getattr(args, "scenario", None)) as server:
+        with serve(scenario=getattr(args, "scenario", None), **trace) as server:
             adb = ADBController(server.serial, port=server.port, operation_delay=settings.operation_delay)
             try:
                 yield adb.connect(), server.phone

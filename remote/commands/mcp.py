@@ -33,9 +33,6 @@ def run(args: Any) -> int:
             raise ConfigError(f"serving on {host} (not loopback) needs a bearer token",
                               hint=f"set {TOKEN_ENV} to a long random secret; clients then send "
                                    "'Authorization: Bearer <token>'")
-    if getattr(args, "trace", None):
-        raise ConfigError("--trace needs the trace phone, which this build does not include yet",
-                          hint="use --device sim or a real phone")
     registry = module_registry()
     gate = AccessGate(_allowed(args.allow, registry))
     with open_device(args) as (adb, sim):

@@ -1,4 +1,4 @@
-"""`remote sim`: serve the simulated phone over the adb protocol until Ctrl-C."""
+"""`remote sim`: serve the simulated phone (or, with --trace, a recorded app) over the adb protocol until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ DEFAULT_PORT = 5037
 
 
 def run(args: argparse.Namespace) -> int:
+    from remote.commands._device import trace_overrides
     from remote.sim import serve
-    from remote.sim.phone import DEFAULT_SERIAL
 
     ports = [args.port] if args.port is not None else list(range(DEFAULT_PORT, DEFAULT_PORT + 20))
     server = None
     for port in ports:
         try:
-            server = serve(args.scenario, host=args.host, port=port, serial=args.serial or DEFAULT_SERIAL)
+            server = serve(args.scenario, host=args.host, port=port, serial=args.serial, **trace_overrides(args))
             break
         except OSError as exc:
             if args.port is not None or exc.errno != errno.EADDRINUSE:
@@ -33,7 +33,13 @@ def run(args: argparse.Namespace) -> int:
     phone = server.phone
     width, height = phone.size
     scenario = f" (scenario {args.scenario})" if args.scenario else ""
-    print(f"simulated phone {server.serial} {width}x{height}{scenario} on {server.host}:{server.port}")
+    state = phone.snapshot()
+    if "trace_state" in state:
+        print(f"trace phone {server.serial} {width}x{height}: recording {state['trace']}, "
+              f"screen {state['trace_state']} ({state['foreground']['package']}){scenario} "
+              f"on {server.host}:{server.port}")
+    else:
+        print(f"simulated phone {server.serial} {width}x{height}{scenario} on {server.host}:{server.port}")
     print("connect with:")
     print(f"  adb -P {server.port} devices")
     print(f"  adb -P {server.port} shell wm size")

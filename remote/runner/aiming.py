@@ -79,13 +79,17 @@ class Aimer:
         tree = screen.tree()
         return tree is not None and len(tree.nodes) > 3 and not any("WebView" in n.class_name for n in tree.nodes)
 
-    def clear_blockers(self, screen: Screen, sr: StepResult) -> Screen:
-        """Dismiss popups / wait out spinners found offline in the tree (no model call)."""
+    def clear_blockers(self, screen: Screen, sr: StepResult, keep: tuple[str, ...] = ()) -> Screen:
+        """Dismiss popups / wait out spinners found offline in the tree (no model call).
+
+        ``keep``: the step's own targets; a popup whose way out is one of them (``text:OK`` on a dialog
+        whose button is OK) is what the step means to press, not something in its way.
+        """
         for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
             if not screen.tree_taken:
                 screen = self.tools.capture.screen(tree=True)
             blocker = self.tools.checks.detect_blocker(screen.pil, screen.tree(), use_model=False)
-            if blocker is None:
+            if blocker is None or _presses(blocker, keep):
                 break
             if blocker.type is BlockerType.LOADING:
                 self.tools.clock.sleep(LOADING_POLL_S)
@@ -191,3 +195,13 @@ class Aimer:
         sr.notes.append(f"fallback: {fallback.action.value} {fallback.target_ref or ''} {fallback.params or ''}".strip())
         self.tools.clock.sleep(0.5)
         return True
+
+
+def _presses(blocker: Blocker, targets: tuple[str, ...]) -> bool:
+    """Does dismissing `blocker` tap one of `targets` itself?"""
+    hint = blocker.dismiss_suggestion
+    if hint is None or not hint.target_ref:
+        return False
+    way_out = parse_target(hint.target_ref)[1].casefold()
+    return any(kind in ("text", "desc") and value.casefold() == way_out
+               for kind, value in (parse_target(t) for t in targets))

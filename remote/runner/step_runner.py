@@ -48,6 +48,7 @@ from remote.runner.tools import AppMissing, StepTools
 
 logger = logging.getLogger(__name__)
 NO_CHANGE_LIMIT = 3
+OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
 LAUNCHER_PAGES = 8
 T = TypeVar("T")
 LOCATE_FAILURES = {LocateFailure.AMBIGUOUS: FailureReason.AMBIGUOUS,
@@ -221,7 +222,7 @@ class StepRunner:
             screen = None
             if attempt or needs_tree(step):
                 # The tree is at hand (or a tap was swallowed): clear popups before aiming.
-                before = self.aimer.clear_blockers(before, sr)
+                before = self.aimer.clear_blockers(before, sr, keep=tuple(step.targets))
             loc, before = self._timed(sr, "locate", self.aimer.locate, step, before, sr)
             sr.locate_result, sr.screenshot_before = loc, before
             if not loc.success or loc.element is None:
@@ -274,11 +275,20 @@ class StepRunner:
 
     def _settle(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen, loc: LocateResult,
                 acted: bool, sr: StepResult) -> tuple[Screen, VerifyResult]:
-        """Verify; something that came up over the result (a spinner, a popup) is settled, then judged again."""
+        """Verify; something that came up over the result (a spinner, an ad) is settled, then judged again.
+
+        A dialog that our own tap opened (none was there before it) is the step's result, not something in
+        the way: dismissing it would undo the step ("turn on notification access" opens that dialog).
+        """
         verdict = self._verify(step, level, before, after, loc, acted)
         for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
             if verdict.blocker is None:
                 break
+            if verdict.blocker.type in OPENED_BY_TAPS and self._no_blocker(before):
+                return after, VerifyResult(True, 0.6, screen_changed=True, outcome=StepOutcome.SUCCEEDED,
+                                           method="tree", current_state=verdict.blocker.description,
+                                           change_description=f"the tap opened a dialog: "
+                                                              f"{verdict.blocker.description}"[:200])
             if verdict.blocker.type is BlockerType.LOADING:
                 self.tools.clock.sleep(LOADING_POLL_S)
             elif not self.aimer.dismiss(verdict.blocker, after, sr):
@@ -286,6 +296,10 @@ class StepRunner:
             after = self.capture()
             verdict = self._verify(step, level, before, after, loc, acted)
         return after, verdict
+
+    def _no_blocker(self, screen: Screen) -> bool:
+        tree = screen.tree()
+        return tree is not None and self.tools.checks.detect_blocker(screen.pil, tree, use_model=False) is None
 
     def _act_at(self, step: StepPlan, point: tuple[int, int]) -> bool:
         device, args = self.tools.device, step.args

@@ -1,4 +1,6 @@
-"""An adb server on loopback that speaks the host ("smart socket") protocol for one `SimPhone`.
+"""An adb server on loopback that speaks the host ("smart socket") protocol for one phone.
+
+The phone is a `remote.sim.device.Phone`: the simulated `SimPhone` or a `TracePhone`.
 
 Each request is ``%04x`` length + UTF-8 payload; replies are ``OKAY`` (+ data) or
 ``FAIL`` + ``%04x`` + message. ``host:transport*`` / ``host:tport:*`` switch the
@@ -17,6 +19,7 @@ import socket
 import struct
 import threading
 
+from remote.sim.device import Phone
 from remote.sim.phone import SimPhone
 from remote.sim.service import ConnectionReset, run_device_service
 from remote.sim.sync import SyncClosed, read_exact
@@ -51,8 +54,8 @@ def _read_request(sock: socket.socket) -> str:
 class SimServer:
     """Serve `phone` on ``host:port`` (port 0 = a free one) from a background thread."""
 
-    def __init__(self, phone: SimPhone | None = None, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.phone = phone or SimPhone()
+    def __init__(self, phone: Phone | None = None, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.phone: Phone = phone or SimPhone()
         self.host = host
         self._requested_port = port
         self._listener: socket.socket | None = None
@@ -150,8 +153,10 @@ class SimServer:
         if self.phone.gone:
             return ""
         if long:
-            return (f"{self.serial}            device product:sim_phone model:SimPhone device:sim "
-                    f"transport_id:{TRANSPORT_ID}\n")
+            props = self.phone.properties()
+            model = props["ro.product.model"].replace(" ", "_")  # as adb prints it
+            return (f"{self.serial}            device product:{props['ro.product.name']} model:{model} "
+                    f"device:{props['ro.product.device']} transport_id:{TRANSPORT_ID}\n")
         return f"{self.serial}\tdevice\n"
 
     def _select(self, conn: socket.socket, selector: str) -> bool:

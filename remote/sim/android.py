@@ -11,12 +11,12 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from remote.sim import apps, clipboard
-from remote.sim.phone import ADB_IME
+from remote.sim import clipboard
+from remote.sim.device import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
 
 if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
+    from remote.sim.device import Phone
 
 KEYCODES = {"HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "DPAD_UP": 19, "DPAD_DOWN": 20, "DPAD_LEFT": 21,
             "DPAD_RIGHT": 22, "DPAD_CENTER": 23, "VOLUME_UP": 24, "VOLUME_DOWN": 25, "POWER": 26, "CAMERA": 27,
@@ -28,15 +28,6 @@ _NPE = ("Exception occurred while executing 'text':\n"
         "\tat com.android.server.input.InputShellCommand.sendText(InputShellCommand.java:374)\n"
         "\tat com.android.server.input.InputShellCommand.runText(InputShellCommand.java:352)\n"
         "\tat com.android.server.input.InputShellCommand.onCommand(InputShellCommand.java:266)\n")
-
-
-def properties(phone: SimPhone) -> dict[str, str]:
-    w, h = phone.size
-    return {"ro.product.model": "SimPhone", "ro.product.brand": "remote", "ro.product.name": "sim_phone",
-            "ro.product.device": "sim", "ro.product.manufacturer": "remote", "ro.build.version.release": "13",
-            "ro.build.version.sdk": "33", "ro.serialno": phone.serial, "ro.sf.lcd_density":
-            str(int(phone.metrics.density * 160)), "ro.product.cpu.abi": "arm64-v8a", "sys.boot_completed": "1",
-            "ro.build.characteristics": "default", "persist.sys.locale": "zh-CN", "ro.sim.resolution": f"{w}x{h}"}
 
 
 # ---------------------------------------------------------------- input
@@ -169,7 +160,7 @@ def _am_start(ctx: Ctx, opts: dict[str, str]) -> int:
     return 1
 
 
-def _adb_keyboard(phone: SimPhone, action: str, extras: dict[str, str]) -> None:
+def _adb_keyboard(phone: Phone, action: str, extras: dict[str, str]) -> None:
     """AdbIME's receiver: registered only while ADBKeyboard is the current IME."""
     if phone.ime != ADB_IME or ADB_IME not in phone.imes_installed:
         return
@@ -216,9 +207,7 @@ def monkey(ctx: Ctx, argv: list[str]) -> int:
 
 
 def pm(ctx: Ctx, argv: list[str]) -> int:
-    packages = sorted({apps.LAUNCHER, *apps.APPS, "com.android.systemui", "com.android.permissioncontroller",
-                       "com.android.inputmethod.latin", clipboard.PACKAGE}
-                      | ({"com.android.adbkeyboard"} if ADB_IME in ctx.phone.imes_installed else set()))
+    packages = ctx.phone.packages()
     if argv[1:3] == ["list", "packages"]:
         needle = next((a for a in argv[3:] if not a.startswith("-")), "")
         ctx.out("".join(f"package:{p}\n" for p in packages if needle in p))
@@ -309,7 +298,7 @@ def dumpsys(ctx: Ctx, argv: list[str]) -> int:
                 f"  mCurrentFocus=Window{{4f2a9c1 u0 {component}}}\n"
                 f"  mFocusedApp=ActivityRecord{{7d3b2e0 u0 {component} t12}}\n")
     elif service == "display":
-        density = int(phone.metrics.density * 160)
+        density = phone.density_dpi
         ctx.out("DISPLAY MANAGER (dumpsys display)\n"
                 f"  mDefaultViewport=DisplayViewport{{type=INTERNAL, valid=true, isActive=true, displayId=0, "
                 f"uniqueId='local:0', physicalPort=0, orientation=0, logicalFrame=Rect(0, 0 - {w}, {h}), "
@@ -317,7 +306,7 @@ def dumpsys(ctx: Ctx, argv: list[str]) -> int:
                 f"  mBaseDisplayInfo=DisplayInfo{{\"内置屏幕\", displayId 0, real {w} x {h}, rotation 0, "
                 f"density {density}}}\n")
     elif service == "input_method":
-        shown = phone.focus is not None
+        shown = phone.keyboard_shown()
         ctx.out(f"Input method service state:\n  mCurMethodId={phone.ime}\n  mCurFocusedWindow={component}\n"
                 f"  mInputShown={'true' if shown else 'false'}\n  mShowRequested={'true' if shown else 'false'}\n")
     elif service == "activity":

@@ -149,7 +149,7 @@ def head_tail(ctx: Ctx, argv: list[str]) -> int:
 
 
 def getprop(ctx: Ctx, argv: list[str]) -> int:
-    props = android.properties(ctx.phone)
+    props = ctx.phone.properties()
     if len(argv) == 1:
         ctx.out("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
     else:
@@ -163,7 +163,7 @@ def wm(ctx: Ctx, argv: list[str]) -> int:
     if sub == "size":
         ctx.out(f"Physical size: {w}x{h}\n")
     elif sub == "density":
-        ctx.out(f"Physical density: {int(ctx.phone.metrics.density * 160)}\n")
+        ctx.out(f"Physical density: {ctx.phone.density_dpi}\n")
     else:
         ctx.err("usage: wm [size|density] ...\n")
         return 255 if sub else 0

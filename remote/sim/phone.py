@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import logging
 import struct
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,15 +22,14 @@ from typing import Any
 from PIL import Image
 
 from remote.sim import apps, clipboard
-from remote.sim.fs import FakeFS
+from remote.sim.device import ADB_IME, KEY_CHARS, LATIN_IME, BasePhone
 from remote.sim.render import draw_tree, tree_to_xml
 from remote.sim.scenario import Scenario, make_scenario
 from remote.sim.widgets import Metrics, Widget, find, focused_widget, hit_test
 
 log = logging.getLogger(__name__)
 
-LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
-ADB_IME = "com.android.adbkeyboard/.AdbIME"
+__all__ = ["ADB_IME", "DEFAULT_SERIAL", "KEY_CHARS", "LATIN_IME", "Frame", "SimPhone"]
 DEFAULT_SERIAL = "remote-sim"
 
 
@@ -66,19 +64,15 @@ class Frame:
         return self._xml[compressed]
 
 
-class SimPhone:
+class SimPhone(BasePhone):
     """A simulated Android phone. ``SimPhone(resolution="720x1600", ad_popup=True)`` or
     ``SimPhone("scenario.yaml")``; serve it with `remote.sim.serve`."""
 
     def __init__(self, scenario: Scenario | str | Path | dict[str, Any] | None = None, *,
                  serial: str = DEFAULT_SERIAL, **overrides: Any) -> None:
-        self.scenario = make_scenario(scenario, **overrides)
-        self.serial = serial
-        self.size = self.scenario.size
+        scenario = make_scenario(scenario, **overrides)
+        super().__init__(scenario, serial, scenario.size)
         self.metrics = Metrics(*self.size)
-        self.lock = threading.RLock()
-        self.fs = FakeFS()
-        self._version = 0
         self._frame_key: tuple[Any, ...] | None = None
         self._frame: Frame | None = None
         # --- what the user sees ---
@@ -93,20 +87,19 @@ class SimPhone:
         self.ad_pending = self.scenario.ad_popup
         # --- app data ---
         self.chats: dict[str, list[str]] = {}
-        self.settings = {"wlan": True, "bluetooth": False, "airplane": False}
         self.browser_url: str | None = None
         self.browser_loaded_at = 0.0
         self.volume = 7
-        self.clipboard: str | None = None
-        # --- system ---
-        installed = [LATIN_IME] + ([ADB_IME] if self.scenario.adbkeyboard else [])
-        self.imes_installed = installed
-        self.imes_enabled = [LATIN_IME]
-        self.ime = LATIN_IME
-        self.commands: list[str] = []
-        self.shell_connections = 0
-        self.gone = False
-        self.reboots = 0
+
+    @property
+    def density_dpi(self) -> int:
+        return int(self.metrics.density * 160)
+
+    def app_packages(self) -> list[str]:
+        return [apps.LAUNCHER, *apps.APPS]
+
+    def keyboard_shown(self) -> bool:
+        return self.focus is not None
 
     # ------------------------------------------------------------------ observation
 
@@ -201,10 +194,6 @@ class SimPhone:
         return self.frame().xml(compressed)
 
     # ------------------------------------------------------------------ state changes (used by apps)
-
-    def changed(self) -> None:
-        with self.lock:
-            self._version += 1
 
     def navigated(self) -> None:
         """A new screen appeared: it shows the spinner for `loading_ms` before it settles."""
@@ -361,7 +350,3 @@ class SimPhone:
 
     def focused_widget(self) -> Widget | None:
         return focused_widget(self.tree())
-
-
-KEY_CHARS = {**{7 + i: str(i) for i in range(10)}, **{29 + i: chr(97 + i) for i in range(26)},
-             62: " ", 55: ",", 56: ".", 69: "-", 70: "=", 76: "/", 77: "@", 81: "+"}

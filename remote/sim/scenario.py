@@ -13,6 +13,11 @@ every key is optional::
     reset_every_commands: null
     uiautomator_delay_ms: 300
     contacts: [张三, 李四, 王五, 文件传输助手]
+    trace: null                    # a DroidBot output folder: serve that recording instead (the trace phone)
+    trace_start: null              # its state to start in (state_str, a unique prefix, or a capture tag)
+
+A relative ``trace:`` in a file is read from the file's folder. With a trace the
+apps keys (resolution, contacts, popups) do not apply; the link keys do.
 
 ``Scenario.load(path)`` reads a file, ``Scenario.from_dict(d)`` / ``Scenario(**kw)``
 take the same keys; an unknown key or a bad value is a `ConfigError` naming the file.
@@ -45,6 +50,8 @@ class Scenario:
     reset_every_commands: int | None = None
     uiautomator_delay_ms: int = 300
     contacts: tuple[str, ...] = field(default=DEFAULT_CONTACTS)
+    trace: str | None = None
+    trace_start: str | None = None
 
     def __post_init__(self) -> None:
         self.size  # noqa: B018 - validates the resolution
@@ -63,6 +70,15 @@ class Scenario:
         if isinstance(contacts, str) or not all(isinstance(c, str) and c.strip() for c in contacts):
             raise ConfigError(f"contacts must be a list of names, not {contacts!r}")
         object.__setattr__(self, "contacts", tuple(c.strip() for c in contacts))
+        for name in ("trace", "trace_start"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, str | Path | int)
+                                      or not str(value).strip()):
+                raise ConfigError(f"{name} must be a folder path / state name, not {value!r}")
+            if value is not None:
+                object.__setattr__(self, name, str(value).strip())
+        if self.trace_start and not self.trace:
+            raise ConfigError("trace_start needs trace (the recording to start in)")
 
     @property
     def size(self) -> tuple[int, int]:
@@ -112,6 +128,8 @@ class Scenario:
                               line=(mark.line + 1) if mark else None) from exc
         if data is not None and not isinstance(data, dict):
             raise ConfigError("a scenario must be a mapping of keys to values", path=str(path))
+        if data and isinstance(data.get("trace"), str) and not Path(data["trace"]).expanduser().is_absolute():
+            data["trace"] = str(path.parent / data["trace"])
         return cls.from_dict(data, path=str(path))
 
 

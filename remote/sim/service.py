@@ -20,6 +20,7 @@ from remote.sim.sync import serve_sync
 
 if TYPE_CHECKING:
     from remote.sim.adb_server import SimServer
+    from remote.sim.device import Phone
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +192,7 @@ def _interactive(server: SimServer, conn: socket.socket, v2: bool) -> None:
 # ---------------------------------------------------------------- framebuffer / reverse
 
 
-def _framebuffer(conn: socket.socket, phone) -> None:
+def _framebuffer(conn: socket.socket, phone: Phone) -> None:
     raw = phone.screencap(png=False)
     w, h = phone.size
     pixels = memoryview(raw)[16:]

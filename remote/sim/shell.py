@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
+    from remote.sim.device import Phone
 
 log = logging.getLogger(__name__)
 Writer = Callable[[int, bytes], None]
@@ -239,7 +239,7 @@ def parse(tokens: list[Token]) -> list[tuple[str, list[Command]]]:
 class Ctx:
     """What a command gets: its phone, stdin, writers, and an interruptible sleep."""
 
-    phone: SimPhone
+    phone: Phone
     stdin: bytes
     write: Writer
     stop: threading.Event
@@ -258,7 +258,7 @@ class Ctx:
 CommandFn = Callable[[Ctx, list[str]], int]
 
 
-def run(phone: SimPhone, line: str, write: Writer, stop: threading.Event | None = None) -> int:
+def run(phone: Phone, line: str, write: Writer, stop: threading.Event | None = None) -> int:
     """Run one shell command line; returns its exit status."""
     from remote.sim.commands import COMMANDS
 
@@ -281,7 +281,7 @@ def run(phone: SimPhone, line: str, write: Writer, stop: threading.Event | None 
     return status & 0xFF
 
 
-def _run_pipeline(phone: SimPhone, pipeline: list[Command], write: Writer, stop: threading.Event, status: int,
+def _run_pipeline(phone: Phone, pipeline: list[Command], write: Writer, stop: threading.Event, status: int,
                   commands: dict[str, CommandFn]) -> int:
     stdin = b""
     for index, cmd in enumerate(pipeline):
@@ -300,7 +300,7 @@ def _run_pipeline(phone: SimPhone, pipeline: list[Command], write: Writer, stop:
     return status
 
 
-def _run_command(phone: SimPhone, cmd: Command, stdin: bytes, write: Writer, stop: threading.Event,
+def _run_command(phone: Phone, cmd: Command, stdin: bytes, write: Writer, stop: threading.Event,
                  status: int, commands: dict[str, CommandFn]) -> int:
     argv = [w.expand(status) for w in cmd.words]
     targets: dict[int, object] = {1: 1, 2: 2}       # fd -> 1/2 (the stream) or a file path

@@ -17,7 +17,7 @@ import struct
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from remote.sim.phone import SimPhone
+    from remote.sim.device import Phone
 
 CHUNK = 64 * 1024
 MAX_PATH = 1024
@@ -38,7 +38,7 @@ def read_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def serve_sync(sock: socket.socket, phone: SimPhone) -> None:
+def serve_sync(sock: socket.socket, phone: Phone) -> None:
     """Answer sync requests until QUIT or the client closes."""
     try:
         while True:
@@ -74,7 +74,7 @@ def _fail(sock: socket.socket, message: str) -> None:
     sock.sendall(b"FAIL" + struct.pack("<I", len(data)) + data)
 
 
-def _stat2(phone: SimPhone, path: str, name_entry: object = None) -> bytes:
+def _stat2(phone: Phone, path: str, name_entry: object = None) -> bytes:
     entry = phone.fs.get(path) if name_entry is None else name_entry
     if entry is None:
         return _ST2.pack(errno.ENOENT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -83,7 +83,7 @@ def _stat2(phone: SimPhone, path: str, name_entry: object = None) -> bytes:
                      len(entry.data), t, t, t)  # type: ignore[attr-defined]
 
 
-def _list(sock: socket.socket, phone: SimPhone, path: str, v2: bool) -> None:
+def _list(sock: socket.socket, phone: Phone, path: str, v2: bool) -> None:
     try:
         items = phone.fs.listdir(path)
     except OSError:
@@ -101,7 +101,7 @@ def _list(sock: socket.socket, phone: SimPhone, path: str, v2: bool) -> None:
     sock.sendall(bytes(out))
 
 
-def _recv(sock: socket.socket, phone: SimPhone, path: str) -> None:
+def _recv(sock: socket.socket, phone: Phone, path: str) -> None:
     try:
         data = phone.fs.read(path)
     except IsADirectoryError:
@@ -118,7 +118,7 @@ def _recv(sock: socket.socket, phone: SimPhone, path: str) -> None:
     sock.sendall(b"DONE" + struct.pack("<I", 0))
 
 
-def _send(sock: socket.socket, phone: SimPhone, spec: str) -> None:
+def _send(sock: socket.socket, phone: Phone, spec: str) -> None:
     path, _, mode_text = spec.rpartition(",")
     if not path:
         path, mode_text = spec, ""
