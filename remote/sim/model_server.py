@@ -230,122 +230,124 @@ class ModelServer:
                 del self.requests[:len(self.requests) - self.keep_requests]
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+        return type("Handler", (_Handler,), {"owner": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+class _Handler(BaseHTTPRequestHandler):
+    """One request of a :class:`ModelServer` (``owner``): recorded, then answered as scripted."""
+
+    protocol_version = "HTTP/1.1"
+    owner: ModelServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+        return
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            self.close_connection = True
+            self._json(413, {"error": {"message": f"request body must be 0-{MAX_BODY} bytes"}})
+            return
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self._json(400, {"error": {"message": "request body is not a JSON object"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        request = RecordedRequest(_purpose_of(body, headers), body, headers, self.path)
+        self.owner._record(request)
+        request.answer = self._route(request)
+        if self.owner.on_request is not None:
+            self.owner.on_request(request)
+
+    def _route(self, request: RecordedRequest) -> str:
+        """Answer ``request``; returns what was sent, in a few words."""
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            return "404: no such route"
+        reply = self.owner._next(request.purpose, request.text)
+        if reply is None:
+            self._json(404, {"error": {"message": f"no scripted reply for purpose {request.purpose!r}"}})
+            return "404: nothing scripted fits"
+        if isinstance(reply, Rule):
+            return self._rule(reply, request.body)
+        self._answer(reply, request.body)
+        return f"fault {reply.kind}" if isinstance(reply, Fault) else "scripted reply"
+
+    def _rule(self, rule: Rule, body: dict[str, Any]) -> str:
+        where = f"rule {rule.where}" if rule.where else "rule"
+        if rule.delay and self.owner._stopping.wait(rule.delay):
+            return f"{where}: stopped while waiting"
+        if rule.status == 200:
+            self._completion(rule.reply, body, rule.drip)
+            return f"{where}: 200"
+        headers = {"Retry-After": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
+        error = rule.reply if isinstance(rule.reply, dict) else \
+            {"error": {"message": rule.reply or f"scripted HTTP {rule.status}", "type": "scripted"}}
+        self._json(rule.status, error, headers, rule.drip)
+        return f"{where}: HTTP {rule.status}"
+
+    def _answer(self, reply: Any, body: dict[str, Any]) -> None:
+        if not isinstance(reply, Fault):
+            self._completion(reply, body)
+        elif reply.kind == "drop":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        elif reply.kind == "slow":
+            if not self.owner._stopping.wait(reply.delay):
+                self._answer(reply.reply, body)
+        elif reply.kind == "bad_body":
+            self._send(200, b"<html>upstream error</html>", "text/html")
+        else:
+            headers = {}
+            if reply.retry_after is not None:
+                headers["Retry-After"] = f"{reply.retry_after:g}"
+            self._json(reply.status, {"error": {"message": f"scripted HTTP {reply.status}",
+                                                "type": "scripted"}}, headers)
+
+    def _completion(self, reply: Any, body: dict[str, Any], drip: int | None = None) -> None:
+        content = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+        prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
+        self._json(200, {
+            "id": f"chatcmpl-{len(self.owner.requests)}", "object": "chat.completion",
+            "created": int(time.time()), "model": body.get("model", self.owner.model),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content),
+                      "total_tokens": _tokens(prompt) + _tokens(content)},
+        }, drip=drip)
+
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None,
+              drip: int | None = None) -> None:
+        self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+                   "application/json", headers, drip)
+
+    def _send(self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None,
+              drip: int | None = None) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            if not drip:
+                self.wfile.write(data)
                 return
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                try:
-                    length = int(self.headers.get("content-length") or 0)
-                except ValueError:
-                    length = -1
-                if not 0 <= length <= MAX_BODY:
+            chunk = max(1, drip // 10)   # ten writes a second
+            for i in range(0, len(data), chunk):
+                if self.owner._stopping.wait(chunk / drip):
                     self.close_connection = True
-                    self._json(413, {"error": {"message": f"request body must be 0-{MAX_BODY} bytes"}})
                     return
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = None
-                if not isinstance(body, dict):
-                    self._json(400, {"error": {"message": "request body is not a JSON object"}})
-                    return
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                request = RecordedRequest(_purpose_of(body, headers), body, headers, self.path)
-                server._record(request)
-                request.answer = self._route(request)
-                if server.on_request is not None:
-                    server.on_request(request)
-
-            def _route(self, request: RecordedRequest) -> str:
-                """Answer ``request``; returns what was sent, in a few words."""
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._json(404, {"error": {"message": f"no route {self.path}"}})
-                    return "404: no such route"
-                reply = server._next(request.purpose, request.text)
-                if reply is None:
-                    self._json(404, {"error": {"message": f"no scripted reply for purpose {request.purpose!r}"}})
-                    return "404: nothing scripted fits"
-                if isinstance(reply, Rule):
-                    return self._rule(reply, request.body)
-                self._answer(reply, request.body)
-                return f"fault {reply.kind}" if isinstance(reply, Fault) else "scripted reply"
-
-            def _rule(self, rule: Rule, body: dict[str, Any]) -> str:
-                where = f"rule {rule.where}" if rule.where else "rule"
-                if rule.delay and server._stopping.wait(rule.delay):
-                    return f"{where}: stopped while waiting"
-                if rule.status == 200:
-                    self._completion(rule.reply, body, rule.drip)
-                    return f"{where}: 200"
-                headers = {"Retry-After": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
-                error = rule.reply if isinstance(rule.reply, dict) else \
-                    {"error": {"message": rule.reply or f"scripted HTTP {rule.status}", "type": "scripted"}}
-                self._json(rule.status, error, headers, rule.drip)
-                return f"{where}: HTTP {rule.status}"
-
-            def _answer(self, reply: Any, body: dict[str, Any]) -> None:
-                if not isinstance(reply, Fault):
-                    self._completion(reply, body)
-                elif reply.kind == "drop":
-                    self.close_connection = True
-                    try:
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-                elif reply.kind == "slow":
-                    if not server._stopping.wait(reply.delay):
-                        self._answer(reply.reply, body)
-                elif reply.kind == "bad_body":
-                    self._send(200, b"<html>upstream error</html>", "text/html")
-                else:
-                    headers = {}
-                    if reply.retry_after is not None:
-                        headers["Retry-After"] = f"{reply.retry_after:g}"
-                    self._json(reply.status, {"error": {"message": f"scripted HTTP {reply.status}",
-                                                        "type": "scripted"}}, headers)
-
-            def _completion(self, reply: Any, body: dict[str, Any], drip: int | None = None) -> None:
-                content = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
-                prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
-                self._json(200, {
-                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
-                    "created": int(time.time()), "model": body.get("model", server.model),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content),
-                              "total_tokens": _tokens(prompt) + _tokens(content)},
-                }, drip=drip)
-
-            def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None,
-                      drip: int | None = None) -> None:
-                self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"),
-                           "application/json", headers, drip)
-
-            def _send(self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None,
-                      drip: int | None = None) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(data)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    if not drip:
-                        self.wfile.write(data)
-                        return
-                    chunk = max(1, drip // 10)   # ten writes a second
-                    for i in range(0, len(data), chunk):
-                        if server._stopping.wait(chunk / drip):
-                            self.close_connection = True
-                            return
-                        self.wfile.write(data[i:i + chunk])
-                except OSError:   # the client gave up (timeout) before we answered
-                    self.close_connection = True
-
-        return Handler
+                self.wfile.write(data[i:i + chunk])
+        except OSError:   # the client gave up (timeout) before we answered
+            self.close_connection = True
