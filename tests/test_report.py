@@ -218,6 +218,16 @@ def test_older_and_damaged_records_still_render(tmp_path, data, capsys):
         assert "No final check was made: this record has none" in html
 
 
+def test_an_unusable_plan_shows_the_models_reply(make_runner, model_server, llm_config):
+    model_server.script("plan", "sorry, <b>no</b> plan today", "still no plan")
+    result = make_runner(llm_config).run("帮我订一张机票")
+    assert result.status is TaskStatus.FAILED
+    text = loads_nothing(report_of(result)).visible
+    assert "a model call failed: plan:" in text and "No plan was made." in text
+    assert "The model's last reply, which could not be used:" in text and "still no plan" in text
+    assert "No step ran." in text and "Final check" in text.split("Steps")[0]
+
+
 def test_a_folder_without_a_readable_record_is_a_clear_error(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "run.json not found" in capsys.readouterr().err

@@ -149,7 +149,10 @@ def _plan_steps(steps: list[Any]) -> str:
 def _plans(data: dict[str, Any]) -> str:
     plan = d(data.get("plan"))
     if not plan:
-        return "<h2>Plans</h2><p>No plan was made.</p>"
+        reply = data.get("model_reply")
+        shown = f"<p>The model's last reply, which could not be used:</p><pre>{esc(short(reply, 4000))}</pre>" \
+            if isinstance(reply, str) and reply else ""
+        return f"<h2>Plans</h2><p>No plan was made.</p>{shown}"
     analysis = d(plan.get("analysis"))
     source = str(plan.get("source") or "")
     origin = {"template": f"the {data.get('module') or ''} module's task template (no model call)",
