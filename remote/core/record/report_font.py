@@ -3,7 +3,7 @@
 A report is opened on machines with no CJK font (a CI box, a headless browser):
 naming fonts in CSS is not enough, so the page embeds the glyphs it needs as a
 WOFF in a ``data:`` URL (zlib, no brotli needed). A page of a typical run uses
-~200 distinct characters: about 15-25 kB of font. The font file is package data
+50-100 distinct CJK characters: 20-25 kB of base64 with ASCII. The font file is package data
 shared with the simulated phone, found by path (``remote/assets/fonts/``).
 """
 
