@@ -44,19 +44,15 @@ from remote.core.records import (
 from remote.errors import ActionError
 from remote.runner.actions import BLIND, Actor
 from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer, needs_tree
-from remote.runner.tools import AppMissing, StepTools
+from remote.runner.navigation import Navigator
+from remote.runner.tools import AppMissing, StepTools, fail
 
 logger = logging.getLogger(__name__)
 NO_CHANGE_LIMIT = 3
 OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
-LAUNCHER_PAGES = 8
 T = TypeVar("T")
 LOCATE_FAILURES = {LocateFailure.AMBIGUOUS: FailureReason.AMBIGUOUS,
                    LocateFailure.NOT_INTERACTABLE: FailureReason.NOT_INTERACTABLE}
-
-
-def fail(sr: StepResult, reason: FailureReason, message: str, *, abort: bool = False) -> None:
-    sr.status, sr.failure, sr.error_message, sr.abort = StepStatus.FAILED, reason, message, abort
 
 
 class StepRunner:
@@ -64,6 +60,7 @@ class StepRunner:
         self.tools = tools
         self.actor = Actor(tools)
         self.aimer = Aimer(tools, self.actor)
+        self.navigator = Navigator(tools, self.aimer)
 
     def capture(self, *, tree: bool = True) -> Screen:
         return self.tools.capture.screen(tree=tree)
@@ -98,7 +95,7 @@ class StepRunner:
         if isinstance(args, TakeOver):
             return self._take_over(args, sr)
         if isinstance(args, BackToHome):
-            return self._back_to_home(step, sr)
+            return self.navigator.back_to_home(step, sr)
         if isinstance(args, Finish):
             if args.success:
                 sr.status = StepStatus.SUCCESS
@@ -154,39 +151,10 @@ class StepRunner:
             sr.status = StepStatus.SUCCESS
             return None
         if self._timed(sr, "act", self.actor.launch, args) is None:
-            return self._launch_from_launcher(args.name or "", sr)
+            return self.navigator.launch_from_launcher(args.name or "", sr)
         self._wait(step, level, sr)
         sr.status = StepStatus.SUCCESS
         return None
-
-    def _launch_from_launcher(self, name: str, sr: StepResult) -> Screen | None:
-        """An app the modules do not know by name: its label on the launcher's pages (UI tree only)."""
-        device = self.tools.device
-        device.go_home()
-        seen: list[str] = []
-        pages = 0
-        for page in range(LAUNCHER_PAGES):
-            screen = self.capture()
-            tree = screen.tree()
-            texts = tree.texts() if tree is not None else []
-            if page and texts == seen:
-                break   # the last page: swiping on shows the same labels
-            seen, pages = texts, page + 1
-            loc = self.tools.locator.locate_with_fallback(f"text:{name}", ["tree"], screen)
-            if loc.success and loc.reliable and loc.element is not None:
-                device.tap(*loc.element.center)
-                self.tools.clock.sleep(0.8)
-                package = device.current_app().get("package", "")
-                if package:
-                    self.tools.apps.launched.append(package)
-                sr.notes.append(f"opened {name} from launcher page {page + 1}")
-                sr.locate_result, sr.screenshot_before = loc, screen
-                sr.status = StepStatus.SUCCESS
-                return None
-            device.swipe_direction("left")
-            self.tools.clock.sleep(0.4)
-        raise AppMissing(f"no app named {name} on this phone: not an app the modules know, and not on the "
-                         f"launcher's {pages} page(s)", hint="check the name on the phone", final=False)
 
     def _swipe(self, step: StepPlan, args: Swipe, level: ExecutionLevel, sr: StepResult,
                screen: Screen | None) -> Screen | None:
@@ -383,33 +351,4 @@ class StepRunner:
             sr.notes.append("the person took over and handed back")
         else:
             fail(sr, FailureReason.NO_PERSON, f"needs a person ({args.message}) and nobody took over", abort=True)
-        return None
-
-    def _back_to_home(self, step: StepPlan, sr: StepResult) -> Screen | None:
-        """BACK until the home marker of the app in front is on screen (at most 10 presses)."""
-        device = self.tools.device
-        # The home of the app in front (a model plan may open another app than the routed module's).
-        front = device.current_app().get("package", "")
-        home = step.target_ref or self.tools.apps.home_refs.get(front) or self.tools.home_ref
-        package = front if front in self.tools.apps.home_refs else self.tools.module_package
-        if not home:
-            fail(sr, FailureReason.INVALID_PLAN, "the module declares no home_ref")
-            return None
-        for presses in range(11):
-            screen = self.aimer.clear_blockers(self.capture(), sr)
-            found = self.tools.locator.locate(home, screen)
-            if found.success:
-                sr.status = StepStatus.SUCCESS
-                sr.notes.append(f"home after {presses} BACK presses")
-                sr.screenshot_after = screen
-                return screen
-            if self.tools.dry_run or presses == 10:
-                break
-            if package and device.current_app().get("package") not in ("", package):
-                device.launch_app(package)   # BACK left the app: come back in
-                self.tools.clock.sleep(0.5)
-                continue
-            device.press_back()
-            self.tools.clock.sleep(0.3)
-        fail(sr, FailureReason.NOT_FOUND, f"{home} not seen after 10 BACK presses")
         return None

@@ -15,11 +15,17 @@ from PIL import Image
 
 from remote.core.device.protocol import Device
 from remote.core.locate.screen import Screen
+from remote.core.records import FailureReason, StepResult, StepStatus
 from remote.errors import DeviceCommandError, SecureScreen, TaskError
 from remote.runner.clock import Clock
 from remote.runner.protocols import Checks, Locator, Person, VisionTier
 
 logger = logging.getLogger(__name__)
+
+
+def fail(sr: StepResult, reason: FailureReason, message: str, *, abort: bool = False) -> None:
+    """Mark a step failed, with why (``abort``: the task must stop here, no replan)."""
+    sr.status, sr.failure, sr.error_message, sr.abort = StepStatus.FAILED, reason, message, abort
 
 
 class AppMissing(TaskError):

@@ -1,0 +1,81 @@
+"""Getting somewhere before the real work: an app's home screen, an app found on the launcher's pages.
+
+A ``Navigator`` is handed the step tools and the ``Aimer`` (for popups in the way).
+"""
+
+from __future__ import annotations
+
+from remote.core.locate.screen import Screen
+from remote.core.records import FailureReason, StepPlan, StepResult, StepStatus
+from remote.runner.aiming import Aimer
+from remote.runner.tools import AppMissing, StepTools, fail
+
+LAUNCHER_PAGES = 8
+HOME_PRESSES = 10
+
+
+class Navigator:
+    def __init__(self, tools: StepTools, aimer: Aimer) -> None:
+        self.tools = tools
+        self.aimer = aimer
+
+    def capture(self) -> Screen:
+        return self.tools.capture.screen(tree=True)
+
+    def launch_from_launcher(self, name: str, sr: StepResult) -> Screen | None:
+        """An app the modules do not know by name: its label on the launcher's pages (UI tree only)."""
+        device = self.tools.device
+        device.go_home()
+        seen: list[str] = []
+        pages = 0
+        for page in range(LAUNCHER_PAGES):
+            screen = self.capture()
+            tree = screen.tree()
+            texts = tree.texts() if tree is not None else []
+            if page and texts == seen:
+                break   # the last page: swiping on shows the same labels
+            seen, pages = texts, page + 1
+            loc = self.tools.locator.locate_with_fallback(f"text:{name}", ["tree"], screen)
+            if loc.success and loc.reliable and loc.element is not None:
+                device.tap(*loc.element.center)
+                self.tools.clock.sleep(0.8)
+                package = device.current_app().get("package", "")
+                if package:
+                    self.tools.apps.launched.append(package)
+                sr.notes.append(f"opened {name} from launcher page {page + 1}")
+                sr.locate_result, sr.screenshot_before = loc, screen
+                sr.status = StepStatus.SUCCESS
+                return None
+            device.swipe_direction("left")
+            self.tools.clock.sleep(0.4)
+        raise AppMissing(f"no app named {name} on this phone: not an app the modules know, and not on the "
+                         f"launcher's {pages} page(s)", hint="check the name on the phone", final=False)
+
+    def back_to_home(self, step: StepPlan, sr: StepResult) -> Screen | None:
+        """BACK until the home marker of the app in front is on screen (at most 10 presses)."""
+        device = self.tools.device
+        # The home of the app in front (a model plan may open another app than the routed module's).
+        front = device.current_app().get("package", "")
+        home = step.target_ref or self.tools.apps.home_refs.get(front) or self.tools.home_ref
+        package = front if front in self.tools.apps.home_refs else self.tools.module_package
+        if not home:
+            fail(sr, FailureReason.INVALID_PLAN, "the module declares no home_ref")
+            return None
+        for presses in range(HOME_PRESSES + 1):
+            screen = self.aimer.clear_blockers(self.capture(), sr)
+            found = self.tools.locator.locate(home, screen)
+            if found.success:
+                sr.status = StepStatus.SUCCESS
+                sr.notes.append(f"home after {presses} BACK presses")
+                sr.screenshot_after = screen
+                return screen
+            if self.tools.dry_run or presses == HOME_PRESSES:
+                break
+            if package and device.current_app().get("package") not in ("", package):
+                device.launch_app(package)   # BACK left the app: come back in
+                self.tools.clock.sleep(0.5)
+                continue
+            device.press_back()
+            self.tools.clock.sleep(0.3)
+        fail(sr, FailureReason.NOT_FOUND, f"{home} not seen after 10 BACK presses")
+        return None
