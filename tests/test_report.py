@@ -97,7 +97,7 @@ def test_the_headline_report_embeds_its_font_loads_nothing_and_reads_in_words(ma
     assert text.index("Succeeded") < text.index("Final check: passed") < text.index("Steps") < text.index("run.json")
     assert "'你好' on the screen" in text
     assert "found 发送 in the UI tree and tapped it; the screen changed: 你好" in text
-    assert "found the field chat_input in the UI tree and typed '你好' into it; the field shows '你好'" in text
+    assert "found the text field in the UI tree and typed '你好' into it; the field shows '你好'" in text
     assert "unknown (pixel)" not in html and "% of pixels changed" not in text.split("Step details")[0]
     assert " {}" not in text.split("Raw record")[0]
     screens = list(Path(result.record_dir).glob("s*.png"))

@@ -110,9 +110,15 @@ def item_result(passed: Any) -> str:
 
 
 def target_name(target_ref: Any) -> str:
-    """``text:发送`` -> ``发送``; ``id:com.tencent.mm:id/chat_input`` -> ``the field chat_input``."""
+    """``text:发送`` -> ``发送``; ``id:com.tencent.mm:id/bkk`` -> ``the field bkk``; ``editable:`` -> ``the
+    text field``; ``role:Button:发送`` -> ``the Button 发送``."""
     ref = str(target_ref or "")
     kind, _, value = ref.partition(":")
+    if kind == "editable":
+        return f"the text field {value}".strip() if value else "the text field"
+    if kind == "role":
+        role, _, label = value.partition(":")
+        return f"the {role} {label}".strip()
     if not value:
         return ref or "the target"
     if kind in ("text", "desc", "dynamic"):
