@@ -49,6 +49,11 @@ def port(text: str) -> int:
     return value
 
 
+def port_or_zero(text: str) -> int:
+    """A port, or 0 for any free one."""
+    return 0 if text.strip() == "0" else port(text)
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -189,6 +194,22 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="serve N simulated phones on this one adb server (serials remote-sim-1 ... remote-sim-N)")
     p.add_argument("--resolutions", metavar="WxH,...", default=None,
                    help="with --count: resolutions given to the phones in turn, e.g. 720x1600,1080x2400,1440x3200")
+
+    p = _command(sub, "model-sim", "serve scripted chat-completions replies on loopback, for testing without a provider",
+                 """\
+  remote model-sim --script replies.yaml       # prints the CUSTOM_LLM_BASE_URL to export
+  remote model-sim --script replies.yaml --port 0
+  # replies.yaml: rules tried in order, the first that matches answers
+  #   - match: {purpose: plan}            # plan | locate | verify, and/or prompt: "text in the prompt"
+  #     reply: {steps: [...], success_check: {text: 你好}}    # a mapping is sent as JSON text
+  #     times: 1                          # then the next rule; default: forever
+  #   - match: {purpose: verify}
+  #     status: 429                       # an HTTP error; also retry_after:, delay: (s), drip: (bytes/s)""",
+                 description="Serve the loopback chat-completions server (docs/testing.md, model-sim) with replies "
+                             "scripted in YAML, printing the URL for CUSTOM_LLM_BASE_URL, until Ctrl-C.")
+    p.add_argument("--script", required=True, metavar="FILE", help="the replies, as YAML rules (see the examples)")
+    p.add_argument("--port", type=port_or_zero, default=8765, help="port to serve on; 0 picks a free one")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (it checks no key: keep it on loopback)")
 
     p = _command(sub, "capture-ref", "crop a reference image from the live screen into a module's images/", """\
   remote capture-ref send_button --module wechat --text 发送

@@ -234,3 +234,22 @@ def test_sim_takes_the_next_free_port_when_5037_is_taken(tmp_path):
         proc.wait(timeout=10)
         if holder is not None:
             holder.close()
+
+
+def test_modules_check_warns_on_an_id_target_in_a_module_without_stable_ids(modules, capsys):
+    write_module(modules, "chatty", "name: chatty\nkeywords: [聊]\n", """\
+        tasks:
+          - name: say
+            patterns: ["聊{text}"]
+            steps:
+              - {action: launch_app, params: {package: com.tencent.mm}}
+              - {action: input_text, target_ref: "id:com.tencent.mm:id/bkk", params: {text: "{text}"}}
+            success_check: {text: "{text}"}
+        """)
+    assert main(["modules", "check"]) == 0          # a warning, not an error
+    out = capsys.readouterr().out
+    assert re.search(r"chatty/tasks\.yaml:\d+: warning: task say: 'id:com\.tencent\.mm:id/bkk' names a resource id",
+                     out)
+    (modules / "chatty" / "config.yaml").write_text("name: chatty\nkeywords: [聊]\nstable_ids: true\n",
+                                                    encoding="utf-8")
+    assert main(["modules", "check"]) == 0 and "resource id" not in capsys.readouterr().out

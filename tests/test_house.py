@@ -5,6 +5,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+import grimp
 import pytest
 
 from remote.cli import main
@@ -59,6 +60,16 @@ def test_plan_command_hands_the_planner_the_modules_images(model_server, tmp_pat
     assert main(["plan", "s.png", "发出去", "--module", "wechat"]) == 0
     prompt = model_server.requests_for("plan")[0].text
     assert all(name in prompt for name in ("send_button", "wechat_search", "wechat"))
+
+
+def test_no_import_cycle_between_any_two_modules():
+    graph = grimp.build_graph("remote")      # lazy imports inside functions included
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            if graph.chain_exists(importer=imported, imported=module):
+                cycles.append((module, imported))
+    assert cycles == []
 
 
 def test_the_layer_contracts_hold():

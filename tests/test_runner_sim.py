@@ -183,7 +183,7 @@ def test_run_record_and_report_show_every_step(make_runner, sim_phone):
     for s in located:
         assert s["tier"] == "tree" and s["bbox"] and s["tap_point"] and (record / s["artifacts"]["before"]).is_file()
     html = (record / "report.html").read_text(encoding="utf-8")
-    assert html.count('<section class="step') == 7 and "data:image/jpeg;base64," in html
+    assert html.count("<details id='step-") == 7 and "data:image/jpeg;base64," in html
     assert "text:发送" in html and "0 (0 + 0 tokens)" in html
 
 

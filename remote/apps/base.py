@@ -130,7 +130,8 @@ class AppModule:
     display_name: str = ""
     package: str = ""
     keywords: tuple[str, ...] = ()
-    home_ref: str | None = None
+    home_ref: str | None = None              # the first of home_refs (a module's home screen marker)
+    home_refs: tuple[str, ...] = ()          # any of these on screen means "home" (ROMs and releases differ)
     sensitive: tuple[str, ...] = ()
     fixed_points: dict[str, tuple[float, float]] = field(default_factory=dict)
     templates: tuple[TaskTemplate, ...] = ()
@@ -211,6 +212,7 @@ def read_module(folder: Path) -> tuple[AppModule | None, list[Problem]]:
     conf = Checker(folder / "config.yaml")
     cfg = _config(conf)
     name = str(cfg.get("name") or folder.name)
+    homes = tuple(str(h) for h in _as_list(cfg.get("home_ref")) if str(h).strip())
     fixed = _fixed_points(conf, cfg, cfg.get("fixed_points"))
     failures = tuple(check_failures(conf, cfg.get("failures"), line_of_key(cfg, "failures")))
     tasks = Checker(folder / "tasks.yaml")
@@ -221,7 +223,8 @@ def read_module(folder: Path) -> tuple[AppModule | None, list[Problem]]:
     return AppModule(name=name, path=folder, display_name=str(cfg.get("display_name") or name),
                      package=str(cfg.get("package") or ""),
                      keywords=tuple(str(k) for k in _as_list(cfg.get("keywords"))),
-                     home_ref=cfg.get("home_ref"), sensitive=tuple(str(s) for s in _as_list(cfg.get("sensitive"))),
+                     home_ref=(homes[0] if homes else None), home_refs=homes,
+                     sensitive=tuple(str(s) for s in _as_list(cfg.get("sensitive"))),
                      fixed_points=fixed, templates=templates, default=bool(cfg.get("default")),
                      stable_ids=bool(cfg.get("stable_ids")), failures=failures), problems
 

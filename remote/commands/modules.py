@@ -47,8 +47,10 @@ def id_warnings(registry: ModuleRegistry) -> list[str]:
                                f"a resource id, which {module.display_name or module.name} may rename in its next "
                                "release (name it by text:, desc:, role:CLASS:LABEL or editable:, or declare "
                                "stable_ids: true in config.yaml if the app keeps its ids)")
-        if module.home_ref and parse_target(module.home_ref)[0] == "id":
-            out.append(f"{module.path / 'config.yaml'}: warning: home_ref {module.home_ref!r} names a resource id "
+        for home in module.home_refs:
+            if parse_target(home)[0] != "id":
+                continue
+            out.append(f"{module.path / 'config.yaml'}: warning: home_ref {home!r} names a resource id "
                        "and the module does not declare stable_ids: true")
     return out
 
@@ -70,8 +72,9 @@ def check(registry: ModuleRegistry) -> list[str]:
                 if kind == "role" and not parse_role(value)[0]:
                     problems.append(f"{tasks_file}:{line or template.line}: task {template.name}: {ref!r} names no "
                                     "class (role:CLASS:LABEL, e.g. role:Button:发送)")
-        if module.home_ref and parse_target(module.home_ref)[0] == "ref" and not assets.has(module.home_ref):
-            problems.append(f"{module.path / 'config.yaml'}: home_ref {module.home_ref!r} has no image")
+        for home in module.home_refs:
+            if parse_target(home)[0] == "ref" and not assets.has(home):
+                problems.append(f"{module.path / 'config.yaml'}: home_ref {home!r} has no image")
     return problems + id_warnings(registry)
 
 

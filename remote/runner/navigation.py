@@ -52,19 +52,20 @@ class Navigator:
                          f"launcher's {pages} page(s)", hint="check the name on the phone", final=False)
 
     def back_to_home(self, step: StepPlan, sr: StepResult) -> Screen | None:
-        """BACK until the home marker of the app in front is on screen (at most 10 presses)."""
+        """BACK until a home marker of the app in front is on screen (at most 10 presses)."""
         device = self.tools.device
         # The home of the app in front (a model plan may open another app than the routed module's).
         front = device.current_app().get("package", "")
-        home = step.target_ref or self.tools.apps.home_refs.get(front) or self.tools.home_ref
+        homes = step.targets or self.tools.apps.home_refs.get(front) or self.tools.home_refs
         package = front if front in self.tools.apps.home_refs else self.tools.module_package
-        if not home:
+        if not homes:
             fail(sr, FailureReason.INVALID_PLAN, "the module declares no home_ref")
             return None
+        home = " or ".join(homes)
         for presses in range(HOME_PRESSES + 1):
             screen = self.aimer.clear_blockers(self.capture(), sr)
-            found = self.tools.locator.locate(home, screen)
-            if found.success:
+            found = next((loc for loc in (self.tools.locator.locate(h, screen) for h in homes) if loc.success), None)
+            if found is not None:
                 sr.status = StepStatus.SUCCESS
                 sr.notes.append(f"home after {presses} BACK presses")
                 sr.screenshot_after = screen

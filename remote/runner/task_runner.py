@@ -144,12 +144,12 @@ class TaskRunner:
     def _tools(self, module: AppModule, models: Models, assets: AssetsManager) -> StepTools:
         locator = HybridLocator(self.device, assets=assets, vision=models.vision, strategy=self.options.strategy,
                                 fixed_points=module.fixed_points, learn_from_vision=True)
-        homes = {m.package: m.home_ref for m in self.registry.modules.values() if m.package and m.home_ref}
+        homes = {m.package: m.home_refs for m in self.registry.modules.values() if m.package and m.home_refs}
         apps = Apps(self.device, self.registry.app_packages(), homes)
         return StepTools(device=self.device, locator=locator, checks=models.checks, clock=self.clock,
                          person=self.person, capture=Capture(self.device), apps=apps, vision=models.vision,
                          dry_run=self.options.dry_run, yes=self.options.yes, module_package=module.package,
-                         home_ref=module.home_ref, sensitive_words=module.sensitive)
+                         home_refs=module.home_refs, sensitive_words=module.sensitive)
 
     def _plan(self, task: str, module: AppModule, models: Models, steps: StepRunner) -> TaskPlan:
         plan = self.registry.handler(module).plan(task)

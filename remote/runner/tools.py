@@ -66,7 +66,7 @@ class Apps:
 
     device: Device
     packages_by_name: Mapping[str, str] = field(default_factory=dict)   # name people say -> package
-    home_refs: Mapping[str, str] = field(default_factory=dict)          # package -> its module's home_ref
+    home_refs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)   # package -> its module's home markers
     launched: list[str] = field(default_factory=list)                   # packages this run launched, in order
 
     def package_for(self, name: str) -> str | None:
@@ -99,5 +99,5 @@ class StepTools:
     dry_run: bool = False
     yes: bool = False
     module_package: str = ""        # the routed module's app (steps with stay_in_app must not leave it)
-    home_ref: str | None = None     # the routed module's home screen marker (back_to_home)
+    home_refs: tuple[str, ...] = ()  # the routed module's home screen markers (back_to_home: any of them)
     sensitive_words: tuple[str, ...] = ()   # the routed module's own sensitive words

@@ -12,8 +12,12 @@ pointed at it by ``base_url``. Replies are queued per purpose (FIFO)::
 
 A request's purpose is the ``X-Remote-Purpose`` header, else a line
 ``purpose: <name>`` in its system prompt, else ``default``. A purpose with an
-empty queue falls back to the ``*`` queue; with nothing scripted the answer is
-HTTP 404 naming the purpose. Every request is recorded in ``server.requests``.
+empty queue falls back to the ``*`` queue, then to the standing rules
+(``server.rules(...)``, what ``remote model-sim --script`` loads): tried in order,
+each matching on purpose and/or a substring of the prompt, answering ``times``
+times or forever, with a delay, an HTTP status or a body dripped at N bytes/s.
+With nothing that fits, the answer is HTTP 404 naming the purpose. Every request
+is recorded in ``server.requests`` (the newest ``keep_requests`` when set).
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ import socket
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 _PURPOSE_LINE = re.compile(r"^\s*purpose:\s*(\w+)", re.MULTILINE)
+MAX_BODY = 64 * 1024 * 1024   # a request with a few full-size screenshots is well under this
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,30 @@ class Fault:
         return cls("bad_body", status=200)
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A standing answer for every request that matches, until ``times`` runs out (None: forever).
+
+    ``reply`` is sent as the message content (a str as is, a dict/list as JSON text); a
+    ``status`` other than 200 answers that HTTP error instead (``retry_after`` adds the
+    header); ``delay`` waits first; ``drip`` sends the body at that many bytes per second
+    (a reply that trickles in, for deadlines). ``where`` names the rule in logs (file:line).
+    """
+
+    reply: Any = None
+    purpose: str | None = None
+    prompt: str | None = None
+    delay: float = 0.0
+    status: int = 200
+    retry_after: float | None = None
+    drip: int | None = None
+    times: int | None = None
+    where: str = ""
+
+    def matches(self, purpose: str, text: str) -> bool:
+        return (self.purpose is None or self.purpose == purpose) and (self.prompt is None or self.prompt in text)
+
+
 @dataclass
 class RecordedRequest:
     purpose: str
@@ -75,6 +105,7 @@ class RecordedRequest:
     headers: dict[str, str]
     path: str
     at: float = field(default_factory=time.monotonic)
+    answer: str = ""            # what was sent back, in a few words ("rule s.yaml:3", "404: nothing scripted")
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -117,10 +148,15 @@ def _tokens(text: str) -> int:
 class ModelServer:
     """See the module docstring. ``url`` ends in ``/v1``; ``stop()`` ends slow replies early."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, model: str = "test-vl") -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, model: str = "test-vl",
+                 keep_requests: int | None = None,
+                 on_request: Callable[[RecordedRequest], None] | None = None) -> None:
         self.model = model
         self.requests: list[RecordedRequest] = []
+        self.keep_requests = keep_requests
+        self.on_request = on_request      # called after each answer (the model-sim command prints it)
         self._queues: dict[str, deque[Any]] = defaultdict(deque)
+        self._rules: list[list[Any]] = []   # [rule, answers left or None]
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
@@ -130,7 +166,7 @@ class ModelServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host if isinstance(host, str) else host.decode()}:{port}/v1"
 
     def start(self) -> ModelServer:
         if self._thread is None:
@@ -159,6 +195,12 @@ class ModelServer:
             self._queues[purpose].extend(replies)
         return self
 
+    def rules(self, *rules: Rule) -> ModelServer:
+        """Add standing rules, tried in order after the scripted queues."""
+        with self._lock:
+            self._rules.extend([rule, rule.times] for rule in rules)
+        return self
+
     def pending(self, purpose: str | None = None) -> int:
         with self._lock:
             if purpose is not None:
@@ -168,90 +210,144 @@ class ModelServer:
     def requests_for(self, purpose: str) -> list[RecordedRequest]:
         return [r for r in self.requests if r.purpose == purpose]
 
-    def _next(self, purpose: str) -> Any:
+    def _next(self, purpose: str, text: str) -> Any:
         with self._lock:
             for name in (purpose, "*"):
                 if self._queues[name]:
                     return self._queues[name].popleft()
+            for slot in self._rules:
+                rule, left = slot
+                if left != 0 and rule.matches(purpose, text):
+                    if left is not None:
+                        slot[1] = left - 1
+                    return rule
         return None
 
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+            if self.keep_requests is not None and len(self.requests) > self.keep_requests:
+                del self.requests[:len(self.requests) - self.keep_requests]
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+        return type("Handler", (_Handler,), {"owner": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+class _Handler(BaseHTTPRequestHandler):
+    """One request of a :class:`ModelServer` (``owner``): recorded, then answered as scripted."""
+
+    protocol_version = "HTTP/1.1"
+    owner: ModelServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+        return
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            self.close_connection = True
+            self._json(413, {"error": {"message": f"request body must be 0-{MAX_BODY} bytes"}})
+            return
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self._json(400, {"error": {"message": "request body is not a JSON object"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        request = RecordedRequest(_purpose_of(body, headers), body, headers, self.path)
+        self.owner._record(request)
+        request.answer = self._route(request)
+        if self.owner.on_request is not None:
+            self.owner.on_request(request)
+
+    def _route(self, request: RecordedRequest) -> str:
+        """Answer ``request``; returns what was sent, in a few words."""
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            return "404: no such route"
+        reply = self.owner._next(request.purpose, request.text)
+        if reply is None:
+            self._json(404, {"error": {"message": f"no scripted reply for purpose {request.purpose!r}"}})
+            return "404: nothing scripted fits"
+        if isinstance(reply, Rule):
+            return self._rule(reply, request.body)
+        self._answer(reply, request.body)
+        return f"fault {reply.kind}" if isinstance(reply, Fault) else "scripted reply"
+
+    def _rule(self, rule: Rule, body: dict[str, Any]) -> str:
+        where = f"rule {rule.where}" if rule.where else "rule"
+        if rule.delay and self.owner._stopping.wait(rule.delay):
+            return f"{where}: stopped while waiting"
+        if rule.status == 200:
+            self._completion(rule.reply, body, rule.drip)
+            return f"{where}: 200"
+        headers = {"Retry-After": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
+        error = rule.reply if isinstance(rule.reply, dict) else \
+            {"error": {"message": rule.reply or f"scripted HTTP {rule.status}", "type": "scripted"}}
+        self._json(rule.status, error, headers, rule.drip)
+        return f"{where}: HTTP {rule.status}"
+
+    def _answer(self, reply: Any, body: dict[str, Any]) -> None:
+        if not isinstance(reply, Fault):
+            self._completion(reply, body)
+        elif reply.kind == "drop":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        elif reply.kind == "slow":
+            if not self.owner._stopping.wait(reply.delay):
+                self._answer(reply.reply, body)
+        elif reply.kind == "bad_body":
+            self._send(200, b"<html>upstream error</html>", "text/html")
+        else:
+            headers = {}
+            if reply.retry_after is not None:
+                headers["Retry-After"] = f"{reply.retry_after:g}"
+            self._json(reply.status, {"error": {"message": f"scripted HTTP {reply.status}",
+                                                "type": "scripted"}}, headers)
+
+    def _completion(self, reply: Any, body: dict[str, Any], drip: int | None = None) -> None:
+        content = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+        prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
+        self._json(200, {
+            "id": f"chatcmpl-{len(self.owner.requests)}", "object": "chat.completion",
+            "created": int(time.time()), "model": body.get("model", self.owner.model),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content),
+                      "total_tokens": _tokens(prompt) + _tokens(content)},
+        }, drip=drip)
+
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None,
+              drip: int | None = None) -> None:
+        self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+                   "application/json", headers, drip)
+
+    def _send(self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None,
+              drip: int | None = None) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            if not drip:
+                self.wfile.write(data)
                 return
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    self._json(400, {"error": {"message": "request body is not JSON"}})
-                    return
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                purpose = _purpose_of(body, headers)
-                server.requests.append(RecordedRequest(purpose, body, headers, self.path))
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._json(404, {"error": {"message": f"no route {self.path}"}})
-                    return
-                reply = server._next(purpose)
-                if reply is None:
-                    self._json(404, {"error": {"message": f"no scripted reply for purpose {purpose!r}"}})
-                    return
-                self._answer(reply, body)
-
-            def _answer(self, reply: Any, body: dict[str, Any]) -> None:
-                if isinstance(reply, Fault):
-                    if reply.kind == "drop":
-                        self.close_connection = True
-                        try:
-                            self.connection.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass
-                        return
-                    if reply.kind == "slow":
-                        if server._stopping.wait(reply.delay):
-                            return
-                        self._answer(reply.reply, body)
-                        return
-                    if reply.kind == "bad_body":
-                        self._send(200, b"<html>upstream error</html>", "text/html")
-                        return
-                    headers = {}
-                    if reply.retry_after is not None:
-                        headers["Retry-After"] = f"{reply.retry_after:g}"
-                    self._json(reply.status, {"error": {"message": f"scripted HTTP {reply.status}",
-                                                        "type": "scripted"}}, headers)
-                    return
-                content = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
-                prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
-                self._json(200, {
-                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
-                    "created": int(time.time()), "model": body.get("model", server.model),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content),
-                              "total_tokens": _tokens(prompt) + _tokens(content)},
-                })
-
-            def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"),
-                           "application/json", headers)
-
-            def _send(self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(data)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:   # the client gave up (timeout) before we answered
+            chunk = max(1, drip // 10)   # ten writes a second
+            for i in range(0, len(data), chunk):
+                if self.owner._stopping.wait(chunk / drip):
                     self.close_connection = True
-
-        return Handler
+                    return
+                self.wfile.write(data[i:i + chunk])
+        except OSError:   # the client gave up (timeout) before we answered
+            self.close_connection = True

@@ -21,7 +21,8 @@ from remote.sim.widgets import Widget
 
 log = logging.getLogger(__name__)
 
-FONT_DIR = Path(__file__).parent / "fonts"
+# Package data shared with the run report, found by path: the phone imports nothing of the product.
+FONT_DIR = Path(__file__).resolve().parent.parent / "assets" / "fonts"
 FONT_FILE = FONT_DIR / "WenQuanYiMicroHeiSubset.ttf"
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -140,10 +140,18 @@ class ADBController:
         return out[start:]
 
     def focused_text(self) -> str | None:
-        """Text of the focused field, read back from the UI dump (None when nothing is focused)."""
+        """Text of the focused field, read back from the UI dump (None when nothing is focused).
+
+        An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
+        carries the hint (newer Androids), that text is read as empty.
+        """
         root = ElementTree.fromstring(self.dump_hierarchy().encode("utf-8"))
         focused = [n for n in root.iter("node") if n.get("focused") == "true"]
-        return focused[-1].get("text", "") if focused else None
+        if not focused:
+            return None
+        node = focused[-1]
+        text, hint = node.get("text", ""), node.get("hint")
+        return "" if hint and text == hint else text
 
     # ---------------------------------------------------------------- input
     def _point(self, x: float, y: float) -> tuple[int, int]:

@@ -1,52 +1,43 @@
 """report.html: a self-contained page a person can read, rebuilt from a run record folder alone.
 
-Screens are embedded as small JPEG thumbnails with the located box (magenta),
-the tap point (red cross) and competing candidates (orange) drawn on them.
+From the top: the outcome and the final check in words; the run's facts; a step
+table whose verdicts are sentences, with the time each phase took; every plan and
+replan with the model's reasons; model calls and tokens per purpose (planning
+included); the popups that were closed, as screenshots; each step's details
+(screens with the located box, the tap point and competing candidates drawn)
+folded in ``<details>``; the raw record (the simulated phone's state too) folded
+at the end. It embeds its own CJK font (``report_font``) and loads nothing.
+
+Records of older versions (keys missing) and damaged ones (odd types) still
+render: every reader takes what it finds (``report_words``).
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import json
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageDraw
-
-from remote.core.imagefile import check_size
+from remote.core.locate.ui_tree import UITreeError, parse_hierarchy
+from remote.core.record.report_html import annotate, badge, esc, facts, figure, grid, legend, page, time_bar
+from remote.core.record.report_words import (
+    check_words,
+    d,
+    item_result,
+    num,
+    outcome,
+    seconds,
+    seq,
+    short,
+    tree_change,
+    verdict,
+)
 from remote.errors import BadInput
 
-THUMB_WIDTH = 300
+__all__ = ["annotate", "inside", "load_record", "render_report", "write_report"]
 
-
-def annotate(image: Image.Image, bbox: Any = None, point: Any = None, candidates: Any = ()) -> Image.Image:
-    """A copy of ``image`` with candidates, the box and the tap point drawn (device pixels)."""
-    img = image.convert("RGB").copy()
-    draw = ImageDraw.Draw(img)
-    width = max(2, img.width // 200)
-    for cand in candidates or ():
-        box = cand.get("bbox") if isinstance(cand, dict) else cand
-        if box:
-            draw.rectangle(list(box), outline=(255, 150, 0), width=width)
-    if bbox:
-        draw.rectangle(list(bbox), outline=(0, 200, 0), width=width * 2)
-    if point:
-        x, y = point
-        r = max(8, img.width // 60)
-        draw.line([x - r, y, x + r, y], fill=(255, 0, 0), width=width * 2)
-        draw.line([x, y - r, x, y + r], fill=(255, 0, 0), width=width * 2)
-        draw.ellipse([x - r // 2, y - r // 2, x + r // 2, y + r // 2], outline=(255, 0, 0), width=width)
-    return img
-
-
-def _thumb_data_url(img: Image.Image) -> str:
-    scale = THUMB_WIDTH / img.width
-    small = img.resize((THUMB_WIDTH, max(1, round(img.height * scale))), Image.Resampling.BILINEAR)
-    buf = io.BytesIO()
-    small.save(buf, "JPEG", quality=72)
-    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+MAX_DUMP_BYTES = 8_000_000      # a uiautomator dump of a real screen is 10-200 kB
+MAX_RAW_CHARS = 2_000_000       # the folded run.json; a longer one is cut (the file itself is beside the report)
 
 
 def inside(run_dir: Path, name: Any) -> Path | None:
@@ -58,100 +49,238 @@ def inside(run_dir: Path, name: Any) -> Path | None:
     return path if base in path.parents and path.is_file() else None
 
 
-def _screen_cell(run_dir: Path, name: str | None, step: dict[str, Any], *, with_marks: bool) -> str:
-    caption = "before: located box, tap point" if with_marks else "after"
+def _tree_pairs(run_dir: Path, name: Any) -> list[tuple[str, str]] | None:
+    """(field, text) of every node of a stored dump, None when there is none (or it cannot be read)."""
     path = inside(run_dir, name)
-    if path is None or name is None:
-        return f"<td class=noimg><div class=cap>{caption}</div>no screenshot (no look needed)</td>"
     try:
-        check_size(Image.open(path).size, "screenshot")
-    except (BadInput, OSError):
-        return f"<td class=noimg><div class=cap>{caption}</div>unreadable or oversized screenshot</td>"
-    with Image.open(path) as img:
-        if with_marks:
-            loc = step.get("locate_result") or {}
-            img = annotate(img, step.get("bbox"), step.get("tap_point"),
-                           loc.get("candidates") if not loc.get("reliable", True) else ())
-        return (f'<td><div class=cap>{caption}</div>'
-                f'<img src="{_thumb_data_url(img)}" alt="{html.escape(name)}"></td>')
+        if path is None or path.stat().st_size > MAX_DUMP_BYTES:
+            return None
+        tree = parse_hierarchy(path.read_bytes())
+    except (OSError, UITreeError):
+        return None
+    return [(n.resource_id or n.class_name, n.text or n.content_desc) for n in tree.nodes if tree.on_screen(n)]
 
 
-def _esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
+def _change(run_dir: Path, sr: dict[str, Any]) -> str:
+    arts = d(sr.get("artifacts"))
+    before, after = _tree_pairs(run_dir, arts.get("before_xml")), _tree_pairs(run_dir, arts.get("after_xml"))
+    return tree_change(before, after) if before is not None and after is not None else ""
 
 
-def _step_rows(run_dir: Path, steps: list[dict[str, Any]]) -> str:
+def label(step: dict[str, Any]) -> str:
+    """``tap text:发送``, ``input_text '你好'``, ``launch_app com.tencent.mm``."""
+    params = d(step.get("params"))
+    what = step.get("target_ref") or next((params[k] for k in ("package", "app", "name", "url", "key", "direction",
+                                                               "number", "ms") if params.get(k) not in (None, "")), "")
+    text = f" '{short(params['text'], 40)}'" if params.get("text") not in (None, "") else ""
+    return f"{step.get('action') or '?'} {short(what, 60)}".strip() + text
+
+
+def _steps(run_dir: Path, steps: list[dict[str, Any]]) -> str:
+    rows, scale = [], max((num(sr.get("elapsed")) or 0 for sr in steps), default=0) * 1000
+    for i, sr in enumerate(steps, 1):
+        st, status = d(sr.get("step")), str(sr.get("status") or "unknown")
+        timings = {str(k): v for k, v in d(sr.get("timings")).items() if num(v)}
+        elapsed = (num(sr.get("elapsed")) or 0) * 1000
+        phases = " · ".join(f"{k} {seconds(v)}" for k, v in timings.items() if v >= 1)
+        desc = f"<div class=sub>{esc(short(st.get('description'), 80))}</div>" if st.get("description") else ""
+        rows.append([f"<a href='#step-{i}'>{esc(st.get('step', i))}</a>", esc(label(st)) + desc,
+                     badge(status, status.replace("_", " ")), esc(verdict(sr, _change(run_dir, sr))),
+                     f"{esc(seconds(elapsed))}{time_bar(timings, elapsed, scale)}<div class=sub>{esc(phases)}</div>"])
+    if not rows:
+        return "<h2>Steps</h2><p>No step ran.</p>"
+    return "<h2>Steps</h2>" + grid(["#", "step", "result", "what happened", "time"], rows) + legend()
+
+
+def _header(data: dict[str, Any]) -> str:
+    head, why = outcome(data)
+    status = str(data.get("status") or "")
+    tone = "ok" if status == "success" else "bad" if status in ("failed", "aborted", "budget_exceeded") else "unsure"
+    return (f"<h1>{esc(data.get('task') or '(no task recorded)')}</h1>"
+            f"<div class='outcome {tone}'><b>{esc(head)}</b>{esc(why)}</div>{_final_check(data)}")
+
+
+def _final_check(data: dict[str, Any]) -> str:
+    final = d(data.get("final_check"))
+    if not final:
+        ended = "the run ended before it" if data.get("status") != "success" else "this record has none"
+        return f"<h2>Final check</h2><p>No final check was made: {esc(ended)}.</p>"
+    rows = [[esc(item.get("what")), badge(item_result(item.get("passed"))), esc(item.get("evidence")),
+             esc(item.get("method"))] for item in map(d, seq(final.get("items")))]
+    passed = final.get("passed")
+    verdict_word = "passed" if passed is True else "failed" if passed is False else "could not tell"
+    how = f" (by {final.get('method')})" if final.get("method") else ""
+    table = grid(["what must hold", "on the final screen", "evidence", "how"], rows) if rows else ""
+    return (f"<h2>Final check: {esc(verdict_word)}{esc(how)}</h2><p>{esc(final.get('summary'))}</p>{table}")
+
+
+def _summary(data: dict[str, Any]) -> str:
+    steps = [d(s) for s in seq(data.get("steps"))]
+    ok = sum(s.get("status") == "success" for s in steps)
+    usage, llm, device = d(data.get("model_usage")), d(data.get("llm")), d(data.get("device"))
+    size = device.get("size")
+    total = num(data.get("total_time"))
+    return "<h2>The run</h2>" + facts([
+        ("module", data.get("module")), ("plan", d(data.get("plan")).get("source")),
+        ("steps", f"{ok} of {len(steps)} succeeded" if steps else ""),
+        ("started", data.get("started_at")), ("total time", seconds(total * 1000) if total is not None else ""),
+        ("model calls", f"{usage.get('calls', 0)} ({usage.get('prompt_tokens', 0)} + "
+                        f"{usage.get('completion_tokens', 0)} tokens)"),
+        ("model", " ".join(str(x) for x in (llm.get("provider"), llm.get("model")) if x)),
+        ("device", " ".join(str(x) for x in (device.get("serial"), "x".join(map(str, size))
+                                             if isinstance(size, list) else "", device.get("error")) if x)),
+        ("locator strategy", data.get("strategy")), ("dry run", "yes: nothing was touched" if data.get("dry_run")
+                                                     is True else ""),
+    ])
+
+
+def _analysis(analysis: dict[str, Any]) -> str:
+    rows = [(str(k), v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
+            for k, v in analysis.items() if k != "replans"]
+    return facts([(k, short(v, 400)) for k, v in rows])
+
+
+def _plan_steps(steps: list[Any]) -> str:
+    items = "".join(f"<li>{esc(label(s))}{' — ' + esc(short(s.get('description'), 80)) if s.get('description') else ''}"
+                    "</li>" for s in map(d, steps))
+    return f"<ol class=plan>{items}</ol>" if items else "<p>(no steps)</p>"
+
+
+def _plans(data: dict[str, Any]) -> str:
+    plan = d(data.get("plan"))
+    if not plan:
+        reply = data.get("model_reply")
+        shown = f"<p>The model's last reply, which could not be used:</p><pre>{esc(short(reply, 4000))}</pre>" \
+            if isinstance(reply, str) and reply else ""
+        return f"<h2>Plans</h2><p>No plan was made.</p>{shown}"
+    analysis = d(plan.get("analysis"))
+    source = str(plan.get("source") or "")
+    origin = {"template": f"the {data.get('module') or ''} module's task template (no model call)",
+              "model": "the model"}.get(source, source or "unknown")
+    out = [f"<h2>Plans</h2><h3>Plan 1, from {esc(origin)}</h3>",
+           "<p class=sub>the model's analysis:</p>" if source == "model" and analysis else "", _analysis(analysis),
+           _plan_steps(seq(plan.get("steps"))),
+           f"<p>Final check: {esc(check_words(plan.get('success_check')))}</p>"]
+    for n, rp in enumerate(map(d, seq(analysis.get("replans"))), 2):
+        out += [f"<h3>Plan {n}, replanned by the model after step {esc(rp.get('after_step'))} failed</h3>",
+                f"<p>Why: {esc(short(rp.get('reason'), 400))}</p>",
+                "<p class=sub>the model's analysis:</p>" if d(rp.get("analysis")) else "",
+                _analysis(d(rp.get("analysis"))), _plan_steps(seq(rp.get("steps"))),
+                f"<p>Final check: {esc(check_words(rp.get('success_check')))}</p>"]
+    return "".join(out)
+
+
+def _model_calls(data: dict[str, Any]) -> str:
+    usage = d(data.get("model_usage"))
+    by_purpose = {str(k): d(v) for k, v in d(usage.get("by_purpose")).items()}
+    if not usage.get("calls") and not by_purpose:
+        return "<h2>Model calls</h2><p>None: every step was planned and found without a model.</p>"
+    in_steps: dict[str, float] = {}
+    for sr in map(d, seq(data.get("steps"))):
+        for purpose, slot in d(d(sr.get("model_usage")).get("by_purpose")).items():
+            in_steps[str(purpose)] = in_steps.get(str(purpose), 0) + (num(d(slot).get("calls")) or 0)
     rows = []
-    for sr in steps:
-        st = sr.get("step") or {}
-        verdict = sr.get("verify_result") or {}
-        usage = sr.get("model_usage") or {}
-        timings = ", ".join(f"{k} {v:.0f} ms" for k, v in (sr.get("timings") or {}).items())
-        conf = sr.get("confidence")
-        facts = [
-            ("action", f"{st.get('action')} {st.get('target_ref') or ''} {json.dumps(st.get('params') or {}, ensure_ascii=False)}"),
-            ("description", st.get("description")),
-            ("status", sr.get("status")),
-            ("level", {0: "0 fire-and-forget", 1: "1 quick verify", 2: "2 locate and execute",
-                       3: "3 model"}.get(sr.get("level"), sr.get("level"))),
-            ("tier", sr.get("tier") or "—"),
-            ("box", sr.get("bbox")),
-            ("tap point", sr.get("tap_point")),
-            ("confidence", f"{conf:.2f}" if isinstance(conf, int | float) else "—"),
-            ("verdict", f"{verdict.get('outcome', '—')} ({verdict.get('method', '')}) {verdict.get('change_description', '')}"
-             if verdict else "—"),
-            ("times", f"{sr.get('elapsed', 0):.2f} s; {timings}"),
-            ("model calls", usage.get("calls", 0)),
-            ("retries", sr.get("retry_count", 0)),
-            ("error", sr.get("error_message") or ""),
-            ("notes", "; ".join(sr.get("notes") or [])),
-        ]
-        table = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in facts if v not in ("", None))
-        arts = sr.get("artifacts") or {}
-        status = _esc(sr.get("status"))
-        rows.append(
-            f'<section class="step {status}"><h3>Step {_esc(st.get("step"))}: {_esc(st.get("action"))} '
-            f'<span class=badge>{status}</span></h3><table class=shots><tr>'
-            f'{_screen_cell(run_dir, arts.get("before"), sr, with_marks=True)}'
-            f'{_screen_cell(run_dir, arts.get("after"), sr, with_marks=False)}'
-            f'<td class=facts><table>{table}</table></td></tr></table></section>')
-    return "\n".join(rows)
+    for purpose, slot in sorted(by_purpose.items(), key=lambda kv: ("plan", "locate", "verify").index(kv[0])
+                                if kv[0] in ("plan", "locate", "verify") else 9):
+        calls, during = num(slot.get("calls")) or 0, in_steps.get(purpose, 0)
+        rows.append([esc(purpose), f"{calls:.0f}", f"{during:.0f}", f"{max(0, calls - during):.0f}",
+                     esc(slot.get("prompt_tokens", 0)), esc(slot.get("completion_tokens", 0)),
+                     esc(seconds((num(slot.get("seconds")) or 0) * 1000))])
+    rows.append(["<b>all</b>", esc(usage.get("calls", 0)), f"{sum(in_steps.values()):.0f}",
+                 f"{max(0, (num(usage.get('calls')) or 0) - sum(in_steps.values())):.0f}",
+                 esc(usage.get("prompt_tokens", 0)), esc(usage.get("completion_tokens", 0)),
+                 esc(seconds((num(usage.get("seconds")) or 0) * 1000))])
+    return ("<h2>Model calls</h2>" + grid(["purpose", "calls", "during steps", "outside steps", "prompt tokens",
+                                           "completion tokens", "time"], rows, numeric=(1, 2, 3, 4, 5, 6))
+            + "<p class=sub>Outside steps: planning before the first step, replanning, the final check.</p>")
 
 
-CSS = """body{font-family:system-ui,'Noto Sans CJK SC','Microsoft YaHei',sans-serif;margin:2em;color:#222}
-h1{font-size:1.4em} .badge{font-size:.8em;padding:2px 8px;border-radius:8px;background:#ddd}
-.success .badge,.status-success{background:#c8f7c5} .failed .badge,.status-failed{background:#f7c5c5}
-.skipped .badge{background:#f7ecc5} section.step{border-top:1px solid #ccc;padding:1em 0}
-table.shots td{vertical-align:top;padding-right:1em} img{border:1px solid #999;max-width:300px}
-.facts th{text-align:left;padding-right:1em;color:#555;font-weight:normal} td.noimg{color:#888;width:300px}
-pre{background:#f4f4f4;padding:1em;overflow:auto} .cap{font-size:.8em;color:#777}"""
+def _popups(run_dir: Path, steps: list[dict[str, Any]]) -> str:
+    cards = []
+    for i, sr in enumerate(steps, 1):
+        for popup in map(d, seq(sr.get("popups"))):
+            caption = f"step {d(sr.get('step')).get('step', i)}: {popup.get('type') or 'popup'} — " \
+                      f"{short(popup.get('description'), 120)}"
+            cards.append(figure(inside(run_dir, popup.get("image")), caption))
+    if not cards:
+        return ""
+    return f"<h2>Popups closed</h2><div class=popups>{''.join(cards)}</div>"
+
+
+def _step_details(run_dir: Path, steps: list[dict[str, Any]]) -> str:
+    out = []
+    for i, sr in enumerate(steps, 1):
+        st, arts, loc = d(sr.get("step")), d(sr.get("artifacts")), d(sr.get("locate_result"))
+        marks = {"bbox": sr.get("bbox"), "point": sr.get("tap_point"),
+                 "candidates": seq(loc.get("candidates")) if loc.get("reliable") is False else ()}
+        marked = _marks_ok(marks) and bool(marks["bbox"] or marks["point"] or marks["candidates"])
+        shots = (figure(inside(run_dir, arts.get("before")),
+                        "before: located box (green), tap point (red)" if marked else "before",
+                        marks if marked else None)
+                 + figure(inside(run_dir, arts.get("after")), "after"))
+        status = str(sr.get("status") or "unknown")
+        out.append(f"<details id='step-{i}'><summary>Step {esc(st.get('step', i))}: {esc(label(st))} "
+                   f"{badge(status, status.replace('_', ' '))}</summary><div class=shots>{shots}"
+                   f"<div>{facts(_step_facts(sr))}</div></div></details>")
+    return "<h2>Step details</h2>" + "".join(out) if out else ""
+
+
+def _marks_ok(marks: dict[str, Any]) -> bool:
+    def box(value: Any, size: int) -> bool:     # pixels of a screen: anything else is not drawn
+        if not isinstance(value, list | tuple) or len(value) != size:
+            return False
+        coords = [num(x) for x in value]
+        return all(c is not None and abs(c) < 1e5 for c in coords)
+    cands = [c.get("bbox") if isinstance(c, dict) else c for c in marks["candidates"]]
+    return (marks["bbox"] is None or box(marks["bbox"], 4)) and (marks["point"] is None or box(marks["point"], 2)) \
+        and all(box(c, 4) for c in cands)
+
+
+def _step_facts(sr: dict[str, Any]) -> list[tuple[str, Any]]:
+    st, loc, v = d(sr.get("step")), d(sr.get("locate_result")), d(sr.get("verify_result"))
+    params = {k: p for k, p in d(st.get("params")).items() if p not in (None, "", {}, [])}
+    conf = num(sr.get("confidence"))
+    usage = d(sr.get("model_usage"))
+    return [
+        ("description", st.get("description")), ("targets", " | ".join(str(t) for t in [st.get("target_ref"),
+                                                                                          *seq(st.get("alternatives"))] if t)),
+        ("parameters", json.dumps(params, ensure_ascii=False) if params else ""),
+        ("found by", f"{loc.get('method_used') or sr.get('tier') or ''} {loc.get('matched_ref') or ''}".strip()
+         if loc.get("success") or (not loc and sr.get("tier")) else ""),
+        ("looked", ", ".join(str(t) for t in seq(loc.get("tiers_tried"))) if loc.get("success") is False else ""),
+        ("confidence", f"{conf:.2f}" if conf is not None else ""), ("box", sr.get("bbox")),
+        ("tap point", sr.get("tap_point")),
+        ("look-alikes", f"{len(seq(loc.get('candidates')))} candidates" if loc.get("reliable") is False else ""),
+        ("check after", " — ".join(str(x) for x in (v.get("method"), v.get("change_description"),
+                                                    v.get("current_state"), v.get("suggestion_detail")) if x)),
+        ("time", " · ".join(f"{k} {seconds(num(t))}" for k, t in d(sr.get("timings")).items() if num(t) is not None)),
+        ("model calls", ", ".join(f"{d(s).get('calls', 0)} {p}" for p, s in d(usage.get("by_purpose")).items())),
+        ("retries", sr.get("retry_count") or ""), ("failure", sr.get("failure")), ("error", sr.get("error_message")),
+        ("notes", "; ".join(str(n) for n in seq(sr.get("notes")))),
+    ]
+
+
+def _raw(data: dict[str, Any]) -> str:
+    out = ["<h2>Raw record</h2>"]
+    state = data.get("device_state")
+    if state:
+        commands = len(seq(d(state).get("commands")))
+        out.append(f"<details><summary>The simulated phone after the run ({commands} shell commands)</summary>"
+                   f"<pre>{esc(json.dumps(state, ensure_ascii=False, indent=1))}</pre></details>")
+    rest = {k: v for k, v in data.items() if k != "device_state"}
+    text = json.dumps(rest, ensure_ascii=False, indent=1, default=str)
+    cut = f"\n… cut at {MAX_RAW_CHARS} characters: see run.json" if len(text) > MAX_RAW_CHARS else ""
+    out.append(f"<details><summary>run.json</summary><pre>{esc(text[:MAX_RAW_CHARS] + cut)}</pre></details>")
+    return "".join(out)
 
 
 def render_report(run_dir: Path, data: dict[str, Any]) -> str:
-    usage = data.get("model_usage") or {}
-    plan = data.get("plan") or {}
-    plan_lines = "\n".join(
-        f"{s.get('step')}. {s.get('action')} {s.get('target_ref') or ''} "
-        f"{json.dumps(s.get('params') or {}, ensure_ascii=False) if s.get('params') else ''} {s.get('description') or ''}"
-        for s in plan.get("steps") or [])
-    status = data.get("status", "")
-    summary = [
-        ("task", data.get("task")), ("module", data.get("module")), ("plan source", plan.get("source")),
-        ("status", status), ("error", data.get("error")), ("started", data.get("started_at")),
-        ("total time", f"{data.get('total_time', 0):.2f} s"),
-        ("model calls", f"{usage.get('calls', 0)} ({usage.get('prompt_tokens', 0)} + "
-                        f"{usage.get('completion_tokens', 0)} tokens)"),
-        ("device", json.dumps(data.get("device") or {}, ensure_ascii=False)),
-    ]
-    head = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in summary if v)
-    state = data.get("device_state")
-    state_html = (f"<h2>Simulated phone after the run</h2><pre>{_esc(json.dumps(state, ensure_ascii=False, indent=1))}</pre>"
-                  if state else "")
-    return (f"<!doctype html><html lang=zh><head><meta charset=utf-8><title>remote: {_esc(data.get('task'))}</title>"
-            f"<style>{CSS}</style></head><body><h1>{_esc(data.get('task'))} "
-            f"<span class='badge status-{_esc(status)}'>{_esc(status)}</span></h1>"
-            f"<table class=facts>{head}</table><h2>Plan</h2><pre>{_esc(plan_lines)}</pre>"
-            f"<h2>Steps</h2>{_step_rows(run_dir, data.get('steps') or [])}{state_html}</body></html>")
+    """The page for the record ``data`` of the folder ``run_dir`` (screens are read from there)."""
+    data = d(data)
+    steps = [d(s) for s in seq(data.get("steps"))]
+    body = "".join([_header(data), _summary(data), _steps(run_dir, steps), _popups(run_dir, steps), _plans(data),
+                    _model_calls(data), _step_details(run_dir, steps), _raw(data)])
+    return page(f"remote: {short(data.get('task'), 80)}", body)
 
 
 def write_report(run_dir: str | Path) -> Path:
@@ -162,9 +291,18 @@ def write_report(run_dir: str | Path) -> Path:
     out.write_text(render_report(run_dir, data), encoding="utf-8")
     return out
 
+
 def load_record(run_dir: str | Path) -> dict[str, Any]:
+    """run.json of a record folder; BadInput when it is missing, not JSON, or not a record."""
     path = Path(run_dir) / "run.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise FileNotFoundError(f"{path} not found: is {run_dir} a run record folder?") from exc
+        raise BadInput(f"{path} not found: is {run_dir} a run record folder?") from exc
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BadInput(f"{path} is not readable JSON ({short(exc, 120)})") from exc
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if not isinstance(data, dict):
+        raise BadInput(f"{path} is not a run record (a JSON object is expected)")
+    return data
