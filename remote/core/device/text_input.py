@@ -167,7 +167,7 @@ class TextTyper:
             return True
         expected = text if clear else before + text
         got = self.read_field()
-        if got == expected or got == text:   # == text: what read as the field's text was its hint
+        if got in (expected, text):   # == text: what read as the field's text was its hint
             return True
         logger.warning("typed text reads back as %r, expected %r; typing once more", got, expected)
         typer(expected, True)
