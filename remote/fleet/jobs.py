@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -145,9 +145,3 @@ def write_batch_json(results: list[JobResult], runs_dir: Path, *, source: str, s
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
     return path
 
-
-def result_dict(result: JobResult) -> dict[str, Any]:
-    """The whole result as JSON-able data (for --json)."""
-    out = asdict(result)
-    out["job"] = asdict(result.job)
-    return out
