@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ class _Pool:
     waiting: list[Job]
     cond: threading.Condition = field(default_factory=threading.Condition)
     running: int = 0
+    finished: int = 0            # workers that have returned (counted by them, read by the coordinator)
     gone: set[str] = field(default_factory=set)
     results: list[JobResult] = field(default_factory=list)
     earlier: dict[int, JobResult] = field(default_factory=dict)
@@ -86,12 +88,12 @@ class LocalFleet:
         for thread in threads:
             thread.start()
         try:
-            self._join(threads)
+            self._wait(pool, len(threads))
         except KeyboardInterrupt:
             self.stop()
             with pool.cond:
                 pool.cond.notify_all()
-            self._join(threads)
+            self._wait(pool, len(threads))
         with pool.cond:
             why = "stopped before it started (Ctrl-C)" if self._stop.is_set() else "no phone left to run it"
             code = ExitCode.ABORTED if self._stop.is_set() else ExitCode.ENVIRONMENT
@@ -101,13 +103,21 @@ class LocalFleet:
         return sorted(pool.results, key=lambda r: r.job.index)
 
     @staticmethod
-    def _join(threads: list[threading.Thread]) -> None:
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(JOIN_POLL_S)
+    def _wait(pool: _Pool, workers: int) -> None:
+        """Until every worker has returned. Not `Thread.join`: a Ctrl-C that interrupts a join can leave
+        the thread looking finished while it still runs (CPython 3.11), and its result would be lost."""
+        while pool.finished < workers:
+            time.sleep(JOIN_POLL_S)
 
     # ------------------------------------------------------------------ one phone's worker
     def _worker(self, phone: Phone, pool: _Pool) -> None:
+        try:
+            self._serve(phone, pool)
+        finally:
+            with pool.cond:
+                pool.finished += 1
+
+    def _serve(self, phone: Phone, pool: _Pool) -> None:
         clock = BatchClock(self.settings.limits.max_seconds, self._stop)
         self._clocks[phone.serial] = clock
         modules = registry()
