@@ -124,8 +124,9 @@ class RayFleet:
 
     def _collect(self, ref: Any, pending: dict[Any, Job], earlier: dict[int, JobResult],
                  results: list[JobResult]) -> None:
-        job = pending.pop(ref)
+        job = pending[ref]
         result = self._fetch(ref, job)
+        del pending[ref]   # only now: a Ctrl-C before this still finds the task among the pending ones
         result = with_earlier(result, earlier.pop(job.index, None))
         self.on_result(result)
         if result.retryable:
