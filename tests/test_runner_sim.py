@@ -95,7 +95,9 @@ def test_secure_screen_falls_back_to_the_ui_tree(make_runner, sim_phone):
 
 @pytest.mark.sim(loading_ms=400)
 def test_loading_screens_are_waited_out(make_runner, sim_phone):
-    result = make_runner().run("给张三发消息说到了")
+    import time
+
+    result = make_runner(sleep=time.sleep).run("给张三发消息说到了")   # the spinner's 400 ms are real time
     assert result.status is TaskStatus.SUCCESS, result.error_message
     assert sim_phone.snapshot()["chats"] == {"张三": ["到了"]}
 

@@ -52,7 +52,8 @@ class ScriptedPerson:
 
 
 def runner_for(adb: ADBController, tmp_path: Any, llm_config: Any = None, *, person: Any = None,
-               listener: Any = None, registry: Any = None, device_state: Any = None, **options: Any) -> TaskRunner:
+               listener: Any = None, registry: Any = None, device_state: Any = None,
+               sleep: Callable[[float], None] = no_sleep, **options: Any) -> TaskRunner:
     """A runner with fast (skipped) waits; options may mix RunOptions, Limits and Budget fields."""
     budget = Budget(**{k: options.pop(k) for k in ("max_model_calls", "max_tokens") if k in options})
     limits = Limits(budget=budget, **{k: options.pop(k) for k in ("max_steps", "max_seconds", "max_replans")
@@ -62,7 +63,7 @@ def runner_for(adb: ADBController, tmp_path: Any, llm_config: Any = None, *, per
     opts = RunOptions(runs_dir=tmp_path / "runs", **options)
     return build_runner(adb, llm=llm_config, limits=limits, options=opts, person=person, listener=listener,
                         device_state=device_state, registry=registry,
-                        clock=Clock(limits.max_seconds, sleep=no_sleep))
+                        clock=Clock(limits.max_seconds, sleep=sleep))
 
 
 @pytest.fixture
