@@ -83,6 +83,16 @@ class StepCapReached(TaskError):
     """The run reached its ``--max-steps``."""
 
 
+# What ended a run, by the error that ended it (the first that fits; ActionError and other TaskErrors: the
+# plan asked for the impossible).
+ERROR_REASONS: tuple[tuple[type[BaseException], FailureReason], ...] = (
+    (BudgetExceeded, FailureReason.BUDGET), (TimeCapReached, FailureReason.TIME_CAP),
+    (AppMissing, FailureReason.APP_MISSING), (PlanError, FailureReason.INVALID_PLAN),
+    (ConfigError, FailureReason.CONFIG), (DeviceError, FailureReason.DEVICE), (ModelError, FailureReason.MODEL),
+    (StepCapReached, FailureReason.STEP_CAP), (LocateError, FailureReason.NOT_FOUND),
+    (RemoteError, FailureReason.INVALID_PLAN))
+
+
 class TaskRunner:
     """``build_runner(adb, llm=LLMConfig.from_env()).run("给张三发微信消息说你好") -> TaskResult``."""
 
@@ -268,31 +278,12 @@ class TaskRunner:
 
     def _fail(self, result: TaskResult, exc: BaseException, meta: dict[str, Any]) -> None:
         result.error_type = type(exc).__name__
-        status, message = TaskStatus.FAILED, str(exc)
-        if isinstance(exc, BudgetExceeded):
-            status, reason = TaskStatus.BUDGET_EXCEEDED, FailureReason.BUDGET
-        elif isinstance(exc, TimeCapReached):
-            reason = FailureReason.TIME_CAP
-        elif isinstance(exc, AppMissing):
-            reason = FailureReason.APP_MISSING
-        elif isinstance(exc, PlanError):
-            reason = FailureReason.INVALID_PLAN
-        elif isinstance(exc, ConfigError):
-            reason = FailureReason.CONFIG
-        elif isinstance(exc, DeviceError):
-            reason = FailureReason.DEVICE
-        elif isinstance(exc, ModelError):
-            reason = FailureReason.MODEL
-            if exc.raw:
-                meta["model_reply"] = exc.raw[:4000]
-        elif isinstance(exc, StepCapReached):
-            reason = FailureReason.STEP_CAP
-        elif isinstance(exc, LocateError):
-            reason = FailureReason.NOT_FOUND
-        elif isinstance(exc, RemoteError):   # ActionError, TaskError: the plan asked for the impossible
-            reason = FailureReason.INVALID_PLAN
-        else:
-            reason, message = FailureReason.INTERNAL, f"internal error ({type(exc).__name__}: {exc})"
+        reason = next((r for kind, r in ERROR_REASONS if isinstance(exc, kind)), FailureReason.INTERNAL)
+        message = str(exc) if reason is not FailureReason.INTERNAL else \
+            f"internal error ({type(exc).__name__}: {exc})"
+        if isinstance(exc, ModelError) and exc.raw:
+            meta["model_reply"] = exc.raw[:4000]
+        status = TaskStatus.BUDGET_EXCEEDED if reason is FailureReason.BUDGET else TaskStatus.FAILED
         self._end(result, status, reason, message)
 
     # ------------------------------------------------------------------ plumbing

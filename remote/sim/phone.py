@@ -11,9 +11,7 @@ from one thread per connection.
 
 from __future__ import annotations
 
-import io
 import logging
-import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +21,7 @@ from PIL import Image
 
 from remote.sim import apps, clipboard
 from remote.sim.device import ADB_IME, KEY_CHARS, LATIN_IME, BasePhone
-from remote.sim.render import draw_tree, tree_to_xml
+from remote.sim.render import draw_tree, png_bytes, raw_bytes, tree_to_xml
 from remote.sim.scenario import Scenario, make_scenario
 from remote.sim.widgets import Metrics, Widget, find, focused_widget, hit_test
 
@@ -46,16 +44,12 @@ class Frame:
 
     def png(self) -> bytes:
         if self._png is None:
-            buf = io.BytesIO()
-            self.image.save(buf, format="PNG", compress_level=1)
-            self._png = buf.getvalue()
+            self._png = png_bytes(self.image)
         return self._png
 
     def raw(self) -> bytes:
-        """`screencap` without -p: 16-byte header (w, h, format=1 RGBA_8888, colorspace=1 sRGB) + rows."""
         if self._raw is None:
-            w, h = self.size
-            self._raw = struct.pack("<IIII", w, h, 1, 1) + self.image.convert("RGBA").tobytes()
+            self._raw = raw_bytes(self.image)
         return self._raw
 
     def xml(self, compressed: bool = False) -> str:

@@ -11,8 +11,10 @@ order, ``bounds="[x1,y1][x2,y2]"`` clipped to the display::
 from __future__ import annotations
 
 import functools
+import io
 import logging
 import re
+import struct
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -184,3 +186,17 @@ def tree_to_xml(root: Widget, size: tuple[int, int], *, compressed: bool = False
     _node_xml(root, 0, size, compressed, out)
     out.append("</hierarchy>")
     return "".join(out)
+
+
+def png_bytes(image: Image.Image) -> bytes:
+    """What ``screencap -p`` sends: the screen as a PNG (fast compression, as the phone's own)."""
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
+
+
+def raw_bytes(image: Image.Image) -> bytes:
+    """What ``screencap`` without -p sends: a 16-byte header (w, h, format 1 = RGBA_8888, colour space 1 =
+    sRGB), then the rows."""
+    w, h = image.size
+    return struct.pack("<IIII", w, h, 1, 1) + image.convert("RGBA").tobytes()

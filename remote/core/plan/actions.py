@@ -145,6 +145,20 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def finite_number(value: Any) -> float | None:
+    """A plan's number as a float: ``5``, ``"5000"``, ``"300ms"``; None for text, booleans, NaN and infinities."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip().removesuffix("ms").strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
 class _Reader:
     """Reads one params dict, collecting every problem instead of stopping at the first."""
 
@@ -158,15 +172,8 @@ class _Reader:
         if name is None:
             return default
         value = self.params[name]
-        number: float | None = None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            number = float(value)
-        elif isinstance(value, str):
-            try:
-                number = float(value.strip().removesuffix("ms").strip())
-            except ValueError:
-                number = None
-        if number is None or not math.isfinite(number):
+        number = finite_number(value)
+        if number is None:
             self.problems.append(f"{name} must be a finite number, not {_short(value)}")
             return None
         number *= scale

@@ -23,11 +23,10 @@ a list: alternatives tried in order.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
-from remote.core.plan.actions import ArgsError, Finish, Swipe, Wait, parse_args
+from remote.core.plan.actions import ArgsError, Finish, Swipe, Wait, finite_number, parse_args
 from remote.core.plan.checks import SuccessCheck, parse_success_check
 from remote.core.records import ActionName, StepPlan, TargetType, TaskPlan
 
@@ -67,16 +66,10 @@ class PlanError(ValueError):
 
 
 def _number(value: Any, name: str, where: str, problems: list[str], repairs: list[str]) -> int | None:
-    number: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip().removesuffix("ms").strip())
-            repairs.append(f"{where}: {name} {value!r} read as a number")
-        except ValueError:
-            number = None
-    if number is None or not math.isfinite(number):
+    number = finite_number(value)
+    if number is not None and isinstance(value, str):
+        repairs.append(f"{where}: {name} {value[:40]!r} read as a number")
+    if number is None:
         problems.append(f"{where}: {name} must be a finite number, not {str(value)[:40]!r}")
         return None
     return int(number)

@@ -9,8 +9,6 @@ answers the same size and tree coordinates are screenshot pixels.
 
 from __future__ import annotations
 
-import io
-import struct
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from remote.errors import ConfigError
+from remote.sim.render import png_bytes, raw_bytes
 
 KEEP = 4   # decoded screens kept; one holds ~6 MB of RGB, plus its PNG and raw encodings once asked for
 
@@ -32,16 +31,12 @@ class Shot:
 
     def png(self) -> bytes:
         if self._png is None:
-            buf = io.BytesIO()
-            self.image.save(buf, format="PNG", compress_level=1)
-            self._png = buf.getvalue()
+            self._png = png_bytes(self.image)
         return self._png
 
     def raw(self) -> bytes:
-        """`screencap` without -p: 16-byte header (w, h, format 1 = RGBA_8888, colour space 1 = sRGB) + rows."""
         if self._raw is None:
-            w, h = self.image.size
-            self._raw = struct.pack("<IIII", w, h, 1, 1) + self.image.convert("RGBA").tobytes()
+            self._raw = raw_bytes(self.image)
         return self._raw
 
 
