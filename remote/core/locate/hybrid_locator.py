@@ -357,10 +357,11 @@ class HybridLocator:
             # Off-scale on a screen the size of the reference's source: must verify better (scale prior).
             raw = m.score - visual_policy.scale_penalty(m.scale, source_size, screen.size)
             conf = calibrate(tier, raw)
-            if info["low_info"]:
-                conf = min(conf, LOW_INFO_CAP)
+            extra = {}
+            if info["low_info"] and conf >= ACCEPT:
+                conf, extra = LOW_INFO_CAP, {"refused": "low_info"}
             out.append(self._element(tier, m.bbox, raw, "", etype, conf, scale=m.scale, ncc=m.ncc,
-                                     checks=m.checks, low_info=bool(info["low_info"]), verified=m.score))
+                                     checks=m.checks, low_info=bool(info["low_info"]), verified=m.score, **extra))
         return out
 
     def _decide(self, tier: str, elements: list[UIElement], screen: Screen) -> LocateResult | None:
@@ -379,6 +380,8 @@ class HybridLocator:
                                 error=f"not interactable: {best.visible_region}")
         for e in rivals:
             self._validate(e, screen.size)
+        if rivals:
+            best.metadata["refused"] = "look_alike"
         return LocateResult(True, element=best, method_used=tier, candidates=[best, *rivals] if rivals else [],
                             reliable=not rivals)
 
