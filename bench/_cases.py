@@ -160,9 +160,11 @@ def build_cases(pairs: list[Pair], per_screen: int, seed: int = 7, limit: int | 
     of each cropped as templates, each located on the screen in every positive condition, and as absent
     templates on a screenshot of another app of the same part (``negative``) and on another screenshot
     of the same app where it is absent (``neg-same-app``). Flat or thin templates stay in
-    (``low_info(crop)`` flags them): the screens a user brings have them too."""
+    (``low_info(crop)`` flags them): the screens a user brings have them too. A crop identical to one
+    already taken (an app's toolbar icon on each of its screens) is skipped: it would be the same test."""
     cases: list[Case] = []
-    skipped: dict[str, int] = {"low_info": 0, "no_same_app_negative": 0}
+    skipped: dict[str, int] = {"low_info": 0, "no_same_app_negative": 0, "repeated": 0}
+    taken: set[bytes] = set()   # a template cut again from another screen of the app is the same test
     for part in PART_NAMES:
         rng = random.Random(seed)
         rng_neg = random.Random(seed + 1)   # apart, so adding negatives leaves the positives unchanged
@@ -170,11 +172,13 @@ def build_cases(pairs: list[Pair], per_screen: int, seed: int = 7, limit: int | 
         order = list(members)
         rng.shuffle(order)
         for pi in order[:limit] if limit else order:
-            cases += _screen_cases(pairs, pi, part, members, per_screen, rng, rng_neg, low_info, conditions, skipped)
+            cases += _screen_cases(pairs, pi, part, members, per_screen, rng, rng_neg, low_info, conditions, skipped,
+                                   taken)
     return cases, skipped
 
 
-def _screen_cases(pairs, pi, part, members, per_screen, rng, rng_neg, low_info, conditions, skipped) -> list[Case]:
+def _screen_cases(pairs, pi, part, members, per_screen, rng, rng_neg, low_info, conditions, skipped,
+                  taken) -> list[Case]:
     p = pairs[pi]
     img = Image.open(p.image_path).convert("RGB")
     boxes = clickable_boxes(p.xml_path.read_text(encoding="utf-8", errors="replace"), img.size)
@@ -182,8 +186,15 @@ def _screen_cases(pairs, pi, part, members, per_screen, rng, rng_neg, low_info, 
     arr = np.asarray(img)
     others = [j for j in members if pairs[j].package != p.package]
     out: list[Case] = []
-    for box in boxes[:per_screen]:
+    for box in boxes:
+        if len({c.tpl_box for c in out}) >= per_screen:
+            break
         crop = arr[box[1]:box[3], box[0]:box[2]]
+        key = crop.tobytes() + bytes(str(crop.shape), "ascii")
+        if key in taken:
+            skipped["repeated"] += 1
+            continue
+        taken.add(key)
         flat = bool(low_info is not None and low_info(crop))
         skipped["low_info"] += flat
         for cond in conditions:

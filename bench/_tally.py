@@ -3,9 +3,9 @@ parts side by side, the product owner's summary table with its targets, and the 
 
 How a result is counted (positives):
   hit    found, reliable, tap point inside the true box
-  dup    found with reliable=False, the true box among the candidates and every candidate a copy
-         of the true element (verify score >= 0.9 against the true window) -- identical elements,
-         a correct refusal to pick one
+  dup    found with reliable=False and every candidate a copy of the true element (verify score
+         >= 0.9 against the true window; the true box itself need not be listed when there are
+         more copies than candidates) -- identical elements, a correct refusal to pick one
   amb    found with reliable=False otherwise (not tapped blindly; a miss)
   wrong  found, reliable, somewhere else (the failure that matters)
 "found" = hit + dup. On absent templates "found" = wrong + amb (anything claimed).
@@ -42,9 +42,7 @@ def judge(res, right, same_thing) -> str:
     if res.reliable:
         return "hit" if right(res.element.center) else "wrong"
     boxes = [e.bbox for e in res.candidates] or [res.element.bbox]
-    if any(right(((b[0] + b[2]) // 2, (b[1] + b[3]) // 2)) for b in boxes) and all(same_thing(b) for b in boxes):
-        return "dup"
-    return "amb"
+    return "dup" if all(same_thing(b) for b in boxes) else "amb"
 
 
 class Tally:
@@ -176,15 +174,17 @@ class Refusals:
         self.rows: dict[tuple[str, str, str], dict[str, int]] = defaultdict(
             lambda: {"right": 0, "copy": 0, "wrong": 0})
 
-    def add(self, res, part: str, positive: bool, right, same_thing) -> None:
+    def add(self, res, part: str, positive: bool, right, judged: str) -> None:
+        """``judged``: the result's kind (:func:`judge`); a refused look-alike whose candidates are
+        all copies of the target ("dup") counts as ``copy`` whichever copy ranked first."""
         best = res.element or (res.candidates[0] if res.candidates else None)
         rule = best.metadata.get("refused") if best is not None else None
         if not rule:
             return
-        if right is not None and right(best.center):
-            kind = "right"
-        elif right is not None and same_thing(best.bbox):
+        if judged == "dup":
             kind = "copy"
+        elif right is not None and right(best.center):
+            kind = "right"
         else:
             kind = "wrong"
         self.rows[(rule, part, "positive" if positive else "absent")][kind] += 1

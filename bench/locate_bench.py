@@ -97,17 +97,18 @@ def run(cases, pairs, tiers_to_run, airtest: AirtestWorker | None, scale_prior: 
             right = None if c.expected is None else (lambda pt, e=c.expected: inside(pt, e))
             win = None if c.expected is None else scr_bgr[c.expected[1]:c.expected[3], c.expected[0]:c.expected[2]]
 
-            def same_thing(b, win=win):
-                return win is not None and win.size > 0 and matching.verify(scr_bgr, win, b)["score"] >= 0.9
+            def same_thing(b, win=win, scr=scr_bgr):
+                return win is not None and win.size > 0 and matching.verify(scr, win, b)["score"] >= 0.9
             for name, tiers in tiers_to_run:
                 if name == "template" and cond.startswith("x"):
                     continue
                 t = time.perf_counter()
                 res = loc.locate_image(tpl, Screen(scr_bgr), tiers=tiers, source_size=src.size if scale_prior else None)
                 ms = (time.perf_counter() - t) * 1000
-                tally.add(name, c.part, cond, judge(res, right, same_thing), ms, c.low_info)
+                kind = judge(res, right, same_thing)
+                tally.add(name, c.part, cond, kind, ms, c.low_info)
                 if name == "remote":
-                    refusals.add(res, c.part, right is not None, right, same_thing)
+                    refusals.add(res, c.part, right is not None, right, kind)
                 best = res.element or (res.candidates[0] if res.candidates else None)
                 if name != "remote" and best is not None:
                     calib.append((c.part, name, best.metadata.get("raw_score", 0.0), bool(right and right(best.center))))
