@@ -128,14 +128,36 @@ def condition_screen(img: Image.Image, condition: str) -> Image.Image:
     return img
 
 
-def absent(template: np.ndarray, screen: np.ndarray) -> bool:
-    """No window of ``screen`` (RGB) is a pixel copy of ``template`` at the same scale (exhaustive search)."""
+def _rms_min(template: np.ndarray, screen: np.ndarray) -> float:
+    """The smallest RMS difference (0-255 levels) between ``template`` and any window of ``screen``."""
     import cv2
     th, tw = template.shape[:2]
     if th > screen.shape[0] or tw > screen.shape[1]:
-        return True
+        return float("inf")
     res = cv2.matchTemplate(screen.astype(np.float32), template.astype(np.float32), cv2.TM_SQDIFF)
-    return float(np.sqrt(max(0.0, float(res.min())) / (th * tw * 3))) > ABSENT_RMS
+    return float(np.sqrt(max(0.0, float(res.min())) / (th * tw * 3)))
+
+
+def absent(template: np.ndarray, screen: np.ndarray) -> bool:
+    """No window of ``screen`` (RGB) is a pixel copy of ``template`` at the same scale (exhaustive
+    search), nor of its central 60 %: a round button over other text in another app version is the
+    same button (its box's corners show what is behind it)."""
+    th, tw = template.shape[:2]
+    core = template[round(th * 0.2):round(th * 0.8), round(tw * 0.2):round(tw * 0.8)]
+    return _rms_min(template, screen) > ABSENT_RMS and (core.size == 0 or _rms_min(core, screen) > ABSENT_RMS)
+
+
+def copy_of(original: np.ndarray, box: tuple[int, int, int, int], candidate: tuple[int, int, int, int],
+            scale: float) -> bool:
+    """Whether ``candidate`` (a box on the screen conditioned at ``scale``) holds a pixel copy of the
+    element at ``box`` in the ``original`` screenshot (RMS <= ABSENT_RMS within 3 px of its place):
+    copies are judged before the rescaling or recompression that makes them differ by phase."""
+    cx, cy = (candidate[0] + candidate[2]) / 2 / scale, (candidate[1] + candidate[3]) / 2 / scale
+    w, h = box[2] - box[0], box[3] - box[1]
+    x0, y0 = round(cx - w / 2) - 3, round(cy - h / 2) - 3
+    H, W = original.shape[:2]
+    region = original[max(0, y0):min(H, y0 + h + 6), max(0, x0):min(W, x0 + w + 6)]
+    return _rms_min(original[box[1]:box[3], box[0]:box[2]], region) <= ABSENT_RMS
 
 
 def _same_app_negative(pairs, pi, box, crop, rng) -> int | None:

@@ -3,9 +3,10 @@ parts side by side, the product owner's summary table with its targets, and the 
 
 How a result is counted (positives):
   hit    found, reliable, tap point inside the true box
-  dup    found with reliable=False and every candidate a copy of the true element (verify score
-         >= 0.9 against the true window; the true box itself need not be listed when there are
-         more copies than candidates) -- identical elements, a correct refusal to pick one
+  dup    found with reliable=False and every candidate a copy of the true element (a pixel copy
+         in the screenshot before it was rescaled or recompressed, ``_cases.copy_of``; the true box
+         itself need not be listed when there are more copies than candidates) -- identical
+         elements, a correct refusal to pick one
   amb    found with reliable=False otherwise (not tapped blindly; a miss)
   wrong  found, reliable, somewhere else (the failure that matters)
 "found" = hit + dup. On absent templates "found" = wrong + amb (anything claimed).

@@ -35,7 +35,7 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _cases import EXTRA, PART_NAMES, POSITIVE, build_cases, condition_screen, load_pairs  # noqa: E402
+from _cases import EXTRA, PART_NAMES, POSITIVE, SCALES, build_cases, condition_screen, copy_of, load_pairs  # noqa: E402
 from _tally import Refusals, Tally, inside, judge, print_calibration, print_summary  # noqa: E402
 
 from remote.core.locate import matching  # noqa: E402
@@ -85,7 +85,9 @@ def run(cases, pairs, tiers_to_run, airtest: AirtestWorker | None, scale_prior: 
     tmp = Path(tempfile.mkdtemp(prefix="locate-bench-"))
     order = sorted(range(len(cases)), key=lambda i: (cases[i].pair, cases[i].condition, i))
     for (pair, cond), group in groupby(order, key=lambda i: (cases[i].pair, cases[i].condition)):
-        screen = condition_screen(Image.open(pairs[pair].image_path).convert("RGB"), cond)
+        original = Image.open(pairs[pair].image_path).convert("RGB")
+        screen = condition_screen(original, cond)
+        orig = np.asarray(original)
         scr_bgr = np.ascontiguousarray(np.asarray(screen)[:, :, ::-1])
         scr_png = tmp / f"screen-{pair}-{cond}.png"
         if airtest:
@@ -95,10 +97,9 @@ def run(cases, pairs, tiers_to_run, airtest: AirtestWorker | None, scale_prior: 
             src = Image.open(pairs[c.tpl_pair].image_path).convert("RGB")
             tpl = src.crop(c.tpl_box)
             right = None if c.expected is None else (lambda pt, e=c.expected: inside(pt, e))
-            win = None if c.expected is None else scr_bgr[c.expected[1]:c.expected[3], c.expected[0]:c.expected[2]]
 
-            def same_thing(b, win=win, scr=scr_bgr):
-                return win is not None and win.size > 0 and matching.verify(scr, win, b)["score"] >= 0.9
+            def same_thing(b, c=c, orig=orig):
+                return c.expected is not None and copy_of(orig, c.tpl_box, b, SCALES[c.condition])
             for name, tiers in tiers_to_run:
                 if name == "template" and cond.startswith("x"):
                     continue
@@ -130,7 +131,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--limit", type=int, default=0, help="screenshots per part (default: all)")
-    ap.add_argument("--per-screen", type=int, default=3, help="templates per screenshot (default 3)")
+    ap.add_argument("--per-screen", type=int, default=4, help="templates per screenshot (default 4)")
     ap.add_argument("--part", choices=PART_NAMES, help="one part only (tuning while fitting constants)")
     ap.add_argument("--extra-scales", action="store_true", help="also x0.5 and x1.13")
     ap.add_argument("--tiers", action="store_true", help="also each visual tier alone")

@@ -174,14 +174,16 @@ def _window(image: np.ndarray, box: BBox | None, size: tuple[int, int]) -> np.nd
 def tell_apart(screen: np.ndarray, template: np.ndarray, box_a: BBox, box_b: BBox) -> float | None:
     """How much better ``template`` agrees with the place ``box_a`` than with ``box_b``, judged only
     on the pixels where the two places differ: the symbol on a key beside another key, the picture
-    in a card among cards of one style. Each place is seen at its best (:func:`_view`: aligned to the
-    template within a few pixels, at its own refined size or the other's: two copies refined a scale
-    step apart must not differ by that), brought to ``box_a``'s size (the screen's scale: the template
-    is the sharper one) and fitted to the template by one gain and offset (a brightness change is no
-    evidence; a colour change is). Where the two windows differ by more than ``APART_DIFF`` plus what a
-    shift of ``APART_PHASE`` px explains at the local slope (any channel, after a 5x5 blur) the template's mean absolute error against each is compared. Returns
-    ``(err_b - err_a) / (err_a + err_b)`` in [-1, 1] (1: the template is ``a`` wherever the two
-    differ), or None when the two places do not differ (identical copies: no evidence picks one).
+    in a card among cards of one style, the selected dot in a row of page dots. Each place is seen at
+    its best (:func:`_view`: aligned to the template within a few pixels, at its own refined size or
+    the other's: two copies refined a scale step apart must not differ by that) and brought to
+    ``box_a``'s size (the screen's scale: the template is the sharper one). The two places differ
+    where their difference exceeds ``APART_DIFF`` plus what a shift of ``APART_PHASE`` px explains at
+    the local slope (any channel, after a 5x5 blur); the screen's brightness change is fitted where
+    they agree (:func:`_screen_gain`), and the template's mean absolute error against each place is
+    compared where they differ. Returns ``(err_b - err_a) / (err_a + err_b)`` in [-1, 1] (1: the
+    template is ``a`` wherever the two differ), or None when the places do not differ (identical
+    copies: no evidence picks one).
     """
     size = (box_a[2] - box_a[0], box_a[3] - box_a[1])
     other = (box_b[2] - box_b[0], box_b[3] - box_b[1])
@@ -195,7 +197,9 @@ def tell_apart(screen: np.ndarray, template: np.ndarray, box_a: BBox, box_b: BBo
     if int(differ.sum()) < APART_MIN_PIXELS:
         return None
     mask = cv2.dilate(differ, np.ones((3, 3), np.uint8)).astype(bool)
-    err_a, err_b = _fitted_error(tf, wa, mask), _fitted_error(tf, wb, mask)
+    gain, offset = _screen_gain(tf[~mask], wa[~mask])
+    err_a = float(np.abs(tf - (wa * gain + offset)).max(axis=2)[mask].mean())
+    err_b = float(np.abs(tf - (wb * gain + offset)).max(axis=2)[mask].mean())
     return (err_b - err_a) / (err_a + err_b) if err_a + err_b > 1e-6 else None
 
 
@@ -224,11 +228,14 @@ def _view(screen: np.ndarray, template: np.ndarray, box: BBox, sizes: tuple[tupl
     return _window(screen, best[1], sizes[0])
 
 
-def _fitted_error(t: np.ndarray, w: np.ndarray, mask: np.ndarray) -> float:
-    """Mean absolute difference over ``mask`` between ``t`` and ``w`` after ``w`` is fitted to ``t`` by
-    one least-squares gain and offset over the whole image (all channels alike, as a brightness change)."""
-    tm, wm = float(t.mean()), float(w.mean())
+def _screen_gain(t: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """The gain and offset that map the window's pixels ``w`` to the template's ``t``, fitted where
+    the two places agree: the screen's own brightness change (JPEG, a brightness shift), which cannot
+    absorb what differs between the places (a white dot and a grey one in a row of page dots). A
+    flat surround (std under 5 levels) fixes only the offset."""
+    if w.size == 0:
+        return 1.0, 0.0
+    wm, tm = float(w.mean()), float(t.mean())
     var = float(((w - wm) ** 2).mean())
-    gain = float(((t - tm) * (w - wm)).mean()) / var if var > 1.0 else 1.0
-    fitted = (w - wm) * gain + tm
-    return float(np.abs(t - fitted).max(axis=2)[mask].mean())
+    gain = float(((t - tm) * (w - wm)).mean()) / var if var > 25.0 else 1.0
+    return gain, tm - gain * wm

@@ -104,13 +104,17 @@ def settle(best: T, rivals: list[T], apart: Callable[[T, T], float | None]) -> t
 
     ``apart(a, b)`` is :func:`image_checks.tell_apart` for the two places (None: identical copies).
     A candidate wins when it is told apart (``APART_MIN``) from every other: the key with the right
-    symbol among keys of one shape. Candidates are tried best first; when none wins, the best stays
-    and every rival it cannot be told from stays a rival (a true duplicate is refused, not guessed).
+    symbol among keys of one shape. When none does, the candidates are grouped into copies and a group
+    that another group is told apart from (as the worse) drops out: the selected page dot among grey
+    ones. One group left with one member wins; otherwise the first group left is the answer with
+    every member of the groups left as rivals (true duplicates are refused, not guessed).
 
     >>> settle("7", ["8", "9"], lambda a, b: 1.0 if a == "7" else -1.0)
     ('7', [])
     >>> settle("a", ["a2"], lambda a, b: None)
     ('a', ['a2'])
+    >>> settle("white", ["grey", "grey2"], lambda a, b: None if a != "white" != b else (-1.0 if a == "white" else 1.0))
+    ('grey', ['grey2'])
     """
     group = [best, *rivals]
     seen: dict[tuple[int, int], float | None] = {}
@@ -123,10 +127,20 @@ def settle(best: T, rivals: list[T], apart: Callable[[T, T], float | None]) -> t
             seen[(i, j)] = apart(group[i], group[j])
         return seen[(i, j)]
 
-    for i, cand in enumerate(group):
+    for i in range(len(group)):
         if all((e := ev(i, j)) is not None and e >= APART_MIN for j in range(len(group)) if j != i):
-            return cand, []
-    return best, [o for j, o in enumerate(group[1:], 1) if (e := ev(0, j)) is None or e < APART_MIN]
+            return group[i], []
+    copies: list[list[int]] = []
+    for i in range(len(group)):
+        home = next((c for c in copies if ev(c[0], i) is None), None)
+        if home is None:
+            copies.append([i])
+        else:
+            home.append(i)
+    left = [c for c in copies if not any((e := ev(o[0], c[0])) is not None and e >= APART_MIN
+                                         for o in copies if o is not c)] or copies
+    kept = [group[i] for c in left for i in c]
+    return kept[0], kept[1:]
 
 
 def refusal(info: dict[str, float], raw: float) -> str:
