@@ -57,6 +57,7 @@ COARSE_MARGIN = 0.2        # nor those this far below the best coarse peak
 EARLY_STOP = 0.85          # a match verified this well ends the scale search after its group
 HALF_MIN = 0.7             # multiscale: a peak under this NCC on the half level is not refined further
 HALF_FIRST = 0.5           # ... checked first at its coarse scale alone: under this, the other scales are not tried
+HALF_GOOD = 0.9            # ... at or over this, the coarse scale is kept (+-1.5 % at full resolution only)
 QUARTER_MIN = 0.45         # a peak from a level coarser than 1/4 under this NCC on the 1/4 level is dropped
 PYRAMID_LEVELS = 4         # full, 1/2, 1/4, 1/8 (a 1/16 level lost matches at x1.33 and saved nothing)
 BETWEEN_LEVELS = (3, 5, 6, 7)   # 1/3, 1/5, 1/6, 1/7 between them, built on first use
@@ -230,7 +231,8 @@ def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
         if first is None or first[0] < (HALF_FIRST if multiscale else HALF_MIN):
             return None
         best = first
-        if multiscale:   # the scale settled over +-6 % there
+        settled = first[0] >= HALF_GOOD   # the coarse scale fits: the +-6 % steps would not beat it
+        if multiscale and not settled:   # the scale settled over +-6 % there
             other = _refine_at(pyr[2], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0],
                                wide // 2 + 2, sized)
             if other is not None and other[0] > first[0]:
@@ -240,8 +242,9 @@ def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
         # a peak this weak is an absent template's, not worth the full-resolution pass.
         if val < HALF_MIN:
             return None
-        x, y, m = box[0] * 2, box[1] * 2, 4
-        scales = [s_half * 2 * f for f in ((0.97, 0.985, 1.0, 1.015, 1.03) if multiscale else (1.0,))]
+        x, y, m = box[0] * 2, box[1] * 2, 3
+        fine = (1.0,) if not multiscale else (0.985, 1.0, 1.015) if settled else (0.97, 0.985, 1.0, 1.015, 1.03)
+        scales = [s_half * 2 * f for f in fine]
     found = _refine_at(sg, tg, x, y, scales, m, sized)
     if found is None or min(found[1][2] - found[1][0], found[1][3] - found[1][1]) < MIN_TEMPLATE_SIDE:
         return None
