@@ -19,13 +19,15 @@ import numpy as np
 from PIL import Image, ImageEnhance
 
 # The four variants the product owner measures on (same scale, the two usual density ratios, a
-# lossy recompressed and brightened screen), then the absent templates. ``EXTRA`` adds x0.5 and an
-# in-between density (x1.13: a 1080-wide reference on a 1220-wide phone) with ``--extra-scales``.
+# lossy recompressed and brightened screen), then the absent templates. ``EXTRA`` adds x0.5, an
+# in-between density (x1.13: a 1080-wide reference on a 1220-wide phone) and a larger display size
+# on the same phone (zoom1.15: the content drawn 15 % larger on a screen of the same size, so the
+# reference's source size says scale 1) with ``--extra-scales``.
 POSITIVE = ("same", "x0.75", "x1.33", "jpeg70+bright")
-EXTRA = ("x0.5", "x1.13")
+EXTRA = ("x0.5", "x1.13", "zoom1.15")
 NEGATIVE = ("negative", "neg-same-app")
 CONDITIONS = POSITIVE + EXTRA + NEGATIVE
-SCALES = {"same": 1.0, "x0.75": 0.75, "x1.33": 1.33, "x0.5": 0.5, "x1.13": 1.13, "jpeg70+bright": 1.0,
+SCALES = {"same": 1.0, "x0.75": 0.75, "x1.33": 1.33, "x0.5": 0.5, "x1.13": 1.13, "zoom1.15": 1.15, "jpeg70+bright": 1.0,
           "negative": 1.0, "neg-same-app": 1.0}
 ABSENT_RMS = 12.0   # a window closer than this (RMS, 0-255 levels) to the template means "it is there"
 MIN_SIDE, MAX_SIDE = 32, 400
@@ -117,9 +119,10 @@ def clickable_boxes(xml_text: str, size: tuple[int, int]) -> list[tuple[int, int
 
 
 def condition_screen(img: Image.Image, condition: str) -> Image.Image:
-    if condition.startswith("x"):
+    if condition.startswith(("x", "zoom")):
         s = SCALES[condition]
-        return img.resize((round(img.width * s), round(img.height * s)), Image.Resampling.LANCZOS)
+        big = img.resize((round(img.width * s), round(img.height * s)), Image.Resampling.LANCZOS)
+        return big.crop((0, 0, img.width, img.height)) if condition.startswith("zoom") else big
     if condition == "jpeg70+bright":
         bright = ImageEnhance.Brightness(img).enhance(1.12)
         buf = io.BytesIO()
@@ -220,8 +223,10 @@ def _screen_cases(pairs, pi, part, members, per_screen, rng, rng_neg, low_info, 
         flat = bool(low_info is not None and low_info(crop))
         skipped["low_info"] += flat
         for cond in conditions:
-            s = SCALES[cond]
-            out.append(Case(pi, cond, box, pi, tuple(round(v * s) for v in box), part, flat))
+            exp = tuple(round(v * SCALES[cond]) for v in box)
+            if cond.startswith("zoom") and (exp[2] > img.width or exp[3] > img.height):
+                continue   # drawn larger, the element left the screen
+            out.append(Case(pi, cond, box, pi, exp, part, flat))
         if others:
             out.append(Case(rng.choice(others), "negative", box, pi, None, part, flat))
         j = _same_app_negative(pairs, pi, box, crop, rng_neg)

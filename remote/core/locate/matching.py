@@ -52,7 +52,7 @@ FILL_MIN_SIDE = 8          # the same for the fill-in scales (second group): a c
 COARSE_PEAKS = 4           # peaks taken per scale on the coarse level
 REFINE_TOP_K = 8           # coarse peaks refined at full resolution
 LOOKALIKE_MAX = 16         # peaks kept per scale for the look-alike sweep once a match is found
-COARSE_MIN = 0.4           # coarse peaks under this are not refined
+COARSE_MIN = 0.5           # coarse peaks under this are not refined (every tuning-part hit had >= 0.55)
 COARSE_MARGIN = 0.2        # nor those this far below the best coarse peak
 EARLY_STOP = 0.85          # a match verified this well ends the scale search after its group
 HALF_MIN = 0.7             # multiscale: a peak under this NCC on the half level is not refined further
