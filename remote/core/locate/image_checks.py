@@ -96,18 +96,6 @@ def information(template: Any) -> dict[str, float]:
 
 # -- verification -------------------------------------------------------------
 
-def _ncc(a: np.ndarray, b: np.ndarray) -> float:
-    """Zero-mean normalized correlation of two same-size arrays (0 when one is flat)."""
-    a = a.astype(np.float32).ravel()
-    b = b.astype(np.float32).ravel()
-    a -= a.mean()
-    b -= b.mean()
-    den = math.sqrt(float(a @ a) * float(b @ b))
-    if den < 1e-6:
-        return 0.0
-    return float(a @ b) / den
-
-
 def resize_image(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     w, h = size
     if img.shape[1] == w and img.shape[0] == h:
@@ -131,29 +119,39 @@ def verify(screen: np.ndarray, template: np.ndarray, bbox: BBox) -> dict[str, fl
     x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
     if x2 - x1 < 2 or y2 - y1 < 2:
         return {"gray": 0.0, "edge": 0.0, "color": 0.0, "chroma": 0.0, "luma": 0.0, "score": 0.0}
-    win = screen[y1:y2, x1:x2]
+    win = np.ascontiguousarray(screen[y1:y2, x1:x2])
     tpl = resize_image(template, (x2 - x1, y2 - y1))
     wg, tg = to_gray(win), to_gray(tpl)
-    gray = _ncc(wg, tg)
-    edge = _ncc(_grad(wg), _grad(tg))
-    # Joint NCC of the three channels (each centred on its own mean): a channel that is
-    # nearly flat weighs little, instead of spoiling a per-channel minimum.
-    wf, tf = win.astype(np.float32), tpl.astype(np.float32)
-    wz = (wf - wf.mean(axis=(0, 1))).ravel()
-    tz = (tf - tf.mean(axis=(0, 1))).ravel()
-    den = math.sqrt(float(wz @ wz) * float(tz @ tz))
-    color = float(wz @ tz) / den if den > 1e-6 else gray
-    wc = np.stack([wf[:, :, 0] - wf[:, :, 1], wf[:, :, 2] - wf[:, :, 1]])
-    tc = np.stack([tf[:, :, 0] - tf[:, :, 1], tf[:, :, 2] - tf[:, :, 1]])
+    gray = _same_size_ncc(wg, tg)
+    edge = _same_size_ncc(_grad(wg), _grad(tg))
+    # Joint NCC of the three channels (each centred on its own mean: OpenCV's TM_CCOEFF_NORMED on
+    # a 3-channel pair): a channel that is nearly flat weighs little, instead of spoiling a minimum.
+    color = _same_size_ncc(win, tpl, fallback=gray)
+    (wb, wgr, wr), (tb, tgr, tr) = cv2.mean(win)[:3], cv2.mean(tpl)[:3]
+    cw, ct = np.array([wb - wgr, wr - wgr]), np.array([tb - tgr, tr - tgr])   # mean chroma: B-G, R-G
     # Tolerance grows with the chroma itself: a brightness gain scales a saturated colour's
     # chroma (x1.12 moves a purple by ~14 levels) but never turns grey into orange.
-    cw, ct = wc.mean(axis=(1, 2)), tc.mean(axis=(1, 2))
     chroma = 1.0 - float((np.abs(cw - ct) / (64.0 + 0.5 * np.maximum(np.abs(cw), np.abs(ct)))).max())
-    ratio = (float(wg.mean()) + 16.0) / (float(tg.mean()) + 16.0)
+    ratio = (cv2.mean(wg)[0] + 16.0) / (cv2.mean(tg)[0] + 16.0)
     luma = min(1.0, 1.0 - 2.0 * (LUMA_MIN - min(ratio, 1.0 / ratio)))
     score = max(0.0, min(gray, edge, color, chroma, luma))
     return {"gray": round(gray, 4), "edge": round(edge, 4), "color": round(color, 4),
             "chroma": round(chroma, 4), "luma": round(luma, 4), "score": round(score, 4)}
+
+
+def _same_size_ncc(a: np.ndarray, b: np.ndarray, fallback: float = 0.0) -> float:
+    """Zero-mean normalized correlation of two same-size images, each channel centred on its own
+    mean (``fallback`` when one is flat): flat float32 dot products, 5-10x cheaper than numpy's
+    per-channel reductions on a 250 px window."""
+    af, bf = a.reshape(-1).astype(np.float32), b.reshape(-1).astype(np.float32)
+    channels = a.shape[2] if a.ndim == 3 else 1
+    n = af.size // channels
+    sa, sb = np.array(cv2.sumElems(a)[:channels]), np.array(cv2.sumElems(b)[:channels])
+    va = float(af @ af) - float(sa @ sa) / n
+    vb = float(bf @ bf) - float(sb @ sb) / n
+    if va <= 1e-3 * n or vb <= 1e-3 * n:
+        return fallback
+    return max(-1.0, min(1.0, (float(af @ bf) - float(sa @ sb) / n) / math.sqrt(va * vb)))
 
 
 # -- look-alikes --------------------------------------------------------------
@@ -161,7 +159,6 @@ def verify(screen: np.ndarray, template: np.ndarray, bbox: BBox) -> dict[str, fl
 APART_DIFF = 16            # max channel difference (after a 5x5 blur) where two places differ: above JPEG noise
 APART_PHASE = 1.0          # ... plus this many pixels' worth of the local slope: a resampling phase shift
 APART_MIN_PIXELS = 12      # fewer differing pixels than this: the two places are copies
-
 
 def _window(image: np.ndarray, box: BBox | None, size: tuple[int, int]) -> np.ndarray:
     """``image`` (or its ``box``) at ``size``, blurred 3x3 (5x5: a half-pixel resampling phase between two copies is no evidence), float."""

@@ -50,7 +50,8 @@ COARSE_MIN_SIDE = 12       # template side (px) kept on the coarse pyramid level
 SMALL_MIN_SIDE = 8         # ... for a template that would need a level finer than 1/4
 FILL_MIN_SIDE = 8          # the same for the fill-in scales (second group): a coarser, 2-4x cheaper pass
 COARSE_PEAKS = 4           # peaks taken per scale on the coarse level
-REFINE_TOP_K = 8           # coarse peaks refined at full resolution
+REFINE_TOP_K = 4           # coarse peaks refined at full resolution per scale group (then the look-alike sweep)
+SWEEP_MIN = 0.75           # a match verified this well sends the sweep over its scale's other coarse peaks
 LOOKALIKE_MAX = 16         # peaks kept per scale for the look-alike sweep once a match is found
 COARSE_MIN = 0.5           # coarse peaks under this are not refined (every tuning-part hit had >= 0.55)
 COARSE_MARGIN = 0.2        # nor those this far below the best coarse peak
@@ -332,6 +333,7 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
 
     coarse: dict[float, list[tuple[float, int, int, float, int]]] = {}
     found: list[tuple[Match, float]] = []   # each match with the scale its coarse peak came from
+    tried: set[tuple[int, int, float]] = set()
     for gi, group in enumerate(_scale_groups(*scales, prior=prior_scale)):
         usable = [s for s in group if tw0 * s <= W and th0 * s <= H and min(tw0, th0) * s >= MIN_TEMPLATE_SIDE]
         fill = gi > 0 and all(abs(s / f - 1) > 0.03 for s in group for f in PRIOR_SCALES)
@@ -341,30 +343,30 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
                                     lambda s=s, k=side: _coarse_peaks(pyr, tg, s, floor - 0.25, k))
         peaks = [p for s in usable for p in coarse[s][:COARSE_PEAKS]]
         for peak in _pick(sorted(peaks, reverse=True), tw0, th0, top_k):
+            tried.add(peak[1:4])
             m = refined(peak)
             if m is not None:
                 found.append((m, peak[3]))
         if any(m.score >= EARLY_STOP for m, _ in found):
             break
-    return nms([m for m, _ in found] + _lookalikes(found, coarse, refined, tw0, th0))
+    return nms([m for m, _ in found] + _lookalikes(found, coarse, tried, refined, tw0, th0))
 
 
 def _lookalikes(found: list[tuple[Match, float]], coarse: dict[float, list[tuple[float, int, int, float, int]]],
-                refined: Callable[[tuple[float, int, int, float, int]], Match | None], tw0: int,
-                th0: int) -> list[Match]:
-    """When a match is found (``EARLY_STOP``), the other coarse peaks of its scale past the first
-    ``COARSE_PEAKS`` (up to ``LOOKALIKE_MAX``, within ``COARSE_MARGIN``), refined: on the coarse level
-    the keys of a keypad or the rows of a list look alike and the right one can rank fifth. Costs
-    nothing on a miss."""
+                tried: set[tuple[int, int, float]], refined: Callable[[tuple[float, int, int, float, int]], Match | None],
+                tw0: int, th0: int) -> list[Match]:
+    """When a match is found (``SWEEP_MIN``), the other coarse peaks of its scale not refined yet (up to
+    ``LOOKALIKE_MAX``, within ``COARSE_MARGIN``), refined: on the coarse level the keys of a keypad or
+    the rows of a list look alike and the right one can rank fifth. Costs nothing on a miss."""
     best = max(found, key=lambda f: f[0].score, default=None)
-    if best is None or best[0].score < EARLY_STOP:
+    if best is None or best[0].score < SWEEP_MIN:
         return []
     out: list[Match] = []
-    for peak in coarse.get(best[1], [])[COARSE_PEAKS:]:
+    for peak in coarse.get(best[1], []):
         if peak[0] < COARSE_MIN:
             break
         box = (peak[1], peak[2], peak[1] + round(tw0 * peak[3]), peak[2] + round(th0 * peak[3]))
-        if any(iou(box, m.bbox) > 0.5 for m in [f[0] for f in found] + out):
+        if peak[1:4] in tried or any(iou(box, m.bbox) > 0.5 for m in [f[0] for f in found] + out):
             continue
         m = refined(peak)
         if m is not None:
