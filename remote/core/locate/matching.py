@@ -47,13 +47,14 @@ from remote.core.locate.image_checks import verify as verify
 BBox = tuple[int, int, int, int]
 
 COARSE_MIN_SIDE = 12       # template side (px) kept on the coarse pyramid level
+STD_KEEP = 0.5             # the coarse level must keep this share of the template's gray std (else one finer)
 SMALL_MIN_SIDE = 8         # ... for a template that would need a level finer than 1/4
 FILL_MIN_SIDE = 8          # the same for the fill-in scales (second group): a coarser, 2-4x cheaper pass
 COARSE_PEAKS = 4           # peaks taken per scale on the coarse level
 REFINE_TOP_K = 4           # coarse peaks refined at full resolution per scale group (then the look-alike sweep)
 SWEEP_MIN = 0.75           # a match verified this well sends the sweep over its scale's other coarse peaks
 LOOKALIKE_MAX = 16         # peaks kept per scale for the look-alike sweep once a match is found
-COARSE_MIN = 0.5           # coarse peaks under this are not refined (every tuning-part hit had >= 0.55)
+COARSE_MIN = 0.4           # coarse peaks under this are not refined (0.5, fitted on the tuning part, lost two checking-part hits)
 COARSE_MARGIN = 0.2        # nor those this far below the best coarse peak
 EARLY_STOP = 0.85          # a match verified this well ends the scale search after its group
 HALF_MIN = 0.7             # multiscale: a peak under this NCC on the half level is not refined further
@@ -258,12 +259,19 @@ def _coarse_peaks(pyr: Pyramid, tg: np.ndarray, s: float, floor: float,
     in full pixels."""
     th0, tw0 = tg.shape
     d = _level_for(min(tw0, th0) * s, pyr.denominators, min_side)
+    full_std = float(tg.std())
+    while True:   # a level that blurs the template's content away (a thin label on a gradient) is too coarse
+        tw, th = round(tw0 * s / d), round(th0 * s / d)
+        small_tpl = resize_image(tg, (max(tw, 1), max(th, 1)))
+        finer = [k for k in pyr.denominators if k < d and k >= 2]
+        if not finer or float(small_tpl.std()) >= STD_KEEP * full_std:
+            break
+        d = max(finer)
     small = pyr[d]
     f = 1 / d
-    tw, th = round(tw0 * s * f), round(th0 * s * f)
     if tw < 3 or th < 3 or tw > small.shape[1] or th > small.shape[0]:
         return []
-    res = cv2.matchTemplate(small, resize_image(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
+    res = cv2.matchTemplate(small, small_tpl, cv2.TM_CCOEFF_NORMED)
     return [(v, round(x / f), round(y / f), s, d) for v, x, y in _peaks(res, tw, th, LOOKALIKE_MAX, floor)]
 
 
