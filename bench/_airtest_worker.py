@@ -1,44 +1,56 @@
-"""Runs Airtest's default Template.match_in on the bench cases; run with Airtest's own interpreter.
+"""Airtest as its users run it, on the bench's cases; run with Airtest's own interpreter.
 
-Usage: python _airtest_worker.py DATA CASES.json  (cases written by locate_bench.py).
-Prints one JSON line per case: {"i": index, "pos": [x, y] | null, "ms": float}.
+Usage: python _airtest_worker.py   (the bench starts it and talks over stdin/stdout)
+
+Reads one JSON request per line: {"i": case index, "screen": PNG path, "template": PNG path,
+"resolution": [w, h] of the screen the template was cut from}. For each it runs
+``Template(template, threshold=0.7, resolution=...).match_in(screen)`` (the default strategy
+chain mstpl -> tpl -> sift -> brisk) and the multiscale-pre strategy alone (``CVSTRATEGY =
+["mstpl"]``), and answers one JSON line {"i", "match_in": [x, y] | null, "match_in_ms",
+"mstpl": [x, y] | null, "mstpl_ms"}. The bench sends a case, runs its own locator on it, then
+reads the answer: the two run interleaved, under the same load.
 """
 
 import json
+import logging
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-import numpy as np
-from PIL import Image
+import cv2
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _cases import condition_screen, load_pairs  # noqa: E402
+
+def _run(template, screen, strategies) -> tuple[object, float]:
+    from airtest.core.settings import Settings as ST
+
+    ST.CVSTRATEGY = strategies
+    t = time.perf_counter()
+    try:
+        pos = template.match_in(screen)
+    except Exception as exc:  # airtest raises its own errors on odd inputs: recorded as not found
+        print(f"airtest error: {str(exc)[:200]}", file=sys.stderr)
+        pos = None
+    ms = (time.perf_counter() - t) * 1000
+    return ([int(v) for v in pos] if pos else None), round(ms, 3)
 
 
 def main() -> None:
     from airtest.core.cv import Template
+    from airtest.core.settings import Settings as ST
 
-    data, cases = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
-    pairs = load_pairs(data)
-    tmp = Path(tempfile.mkdtemp())
-    key, screen = None, None
-    for i, c in enumerate(cases):
-        if key != (c["pair"], c["condition"]):
-            img = Image.open(pairs[c["pair"]].image_path).convert("RGB")
-            screen = np.ascontiguousarray(np.asarray(condition_screen(img, c["condition"]))[:, :, ::-1])
-            key = (c["pair"], c["condition"])
-        tpath = tmp / f"t{i}.png"
-        Image.open(pairs[c["tpl_pair"]].image_path).convert("RGB").crop(tuple(c["tpl_box"])).save(tpath)
-        t = time.perf_counter()
-        try:
-            pos = Template(str(tpath), threshold=0.7).match_in(screen)
-        except Exception as exc:  # airtest raises its own errors on odd inputs; recorded as not found
-            pos = None
-            print(json.dumps({"i": i, "error": str(exc)[:100]}), file=sys.stderr)
-        ms = (time.perf_counter() - t) * 1000
-        print(json.dumps({"i": i, "pos": [int(v) for v in pos] if pos else None, "ms": round(ms, 2)}), flush=True)
+    logging.getLogger("airtest").setLevel(logging.WARNING)
+    default = list(ST.CVSTRATEGY)
+    screens: dict[str, object] = {}
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req["screen"] not in screens:
+            screens.clear()
+            screens[req["screen"]] = cv2.imread(req["screen"], cv2.IMREAD_COLOR)
+        screen = screens[req["screen"]]
+        template = Template(req["template"], threshold=0.7, resolution=tuple(req["resolution"]))
+        mi, mi_ms = _run(template, screen, default)
+        ms, ms_ms = _run(template, screen, ["mstpl"])
+        print(json.dumps({"i": req["i"], "match_in": mi, "match_in_ms": mi_ms, "mstpl": ms, "mstpl_ms": ms_ms}),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PIL import Image
 
-from remote.core.coords import bbox_center, overlaps_screen, to_pixels, visible_region
+from remote.core.coords import bbox_center, iou, overlaps_screen, to_pixels, visible_region
 from remote.core.device.protocol import ScreenSource
-from remote.core.locate import features, matching, ocr, tree_roles, visual_policy
+from remote.core.locate import features, image_checks, matching, ocr, tree_roles, visual_policy
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate
@@ -363,11 +363,12 @@ class HybridLocator:
                     visual_policy.same_scale_possible(size, screen.size) for _, size, _ in tpls):
                 continue
             tried.append(tier)
-            elements = [e for tpl, size, info in tpls
-                        for e in self._visual_elements(tier, tpl, screen, etype, size, memo, info)]
+            elements = [e for k, (tpl, size, info) in enumerate(tpls)
+                        for e in self._visual_elements(tier, tpl, screen, etype, size, memo, info, k)]
             if tier != "orb":
                 best_before = max([best_before or 0.0] + [e.metadata["raw_score"] for e in elements])
-            result = self._decide(tier, elements, screen)
+            result = self._decide(tier, elements, screen, lambda a, b: image_checks.tell_apart(
+                screen.bgr, tpls[a.metadata["ref"]][0], a.bbox, b.bbox))
             if result is not None and (result.success or result.failure is LocateFailure.NOT_INTERACTABLE):
                 return result
             if result is not None:
@@ -377,7 +378,7 @@ class HybridLocator:
                             candidates=sorted(near, key=lambda e: e.confidence, reverse=True)[:5])
 
     def _visual_elements(self, tier: str, tpl: Any, screen: Screen, etype: str, source_size: tuple[int, int] | None,
-                         memo: dict[Any, Any], info: dict[str, float]) -> list[UIElement]:
+                         memo: dict[Any, Any], info: dict[str, float], ref: int = 0) -> list[UIElement]:
         if tier == "template":
             found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid(), memo=memo)
         elif tier == "multiscale":
@@ -391,13 +392,22 @@ class HybridLocator:
             # Off-scale on a screen the size of the reference's source: must verify better (scale prior).
             raw = m.score - visual_policy.scale_penalty(m.scale, source_size, screen.size)
             conf = calibrate(tier, raw)
-            if info["low_info"]:
-                conf = min(conf, LOW_INFO_CAP)
+            extra = {}
+            why = visual_policy.refusal(info, raw)
+            if why and conf >= ACCEPT:
+                conf, extra = LOW_INFO_CAP, {"refused": why}
             out.append(self._element(tier, m.bbox, raw, "", etype, conf, scale=m.scale, ncc=m.ncc,
-                                     checks=m.checks, low_info=bool(info["low_info"]), verified=m.score))
+                                     checks=m.checks, low_info=bool(info["low_info"]), verified=m.score, ref=ref,
+                                     **extra))
         return out
 
-    def _decide(self, tier: str, elements: list[UIElement], screen: Screen) -> LocateResult | None:
+    def _decide(self, tier: str, elements: list[UIElement], screen: Screen,
+                apart: Callable[[UIElement, UIElement], float | None] | None = None) -> LocateResult | None:
+        """The tier's answer: its best element if confident, with the rivals nearly as good
+        (``reliable=False``). ``apart``: for the visual tiers, how much better the template agrees
+        with one place than another where they differ (``image_checks.tell_apart``); near-equal
+        matches are settled by it (``visual_policy.settle``) and only places it cannot tell apart
+        stay rivals."""
         if not elements:
             return None
         elements = sorted(elements, key=lambda e: e.confidence, reverse=True)
@@ -412,13 +422,18 @@ class HybridLocator:
                                 error=f"{tier}: nothing shows exactly that; {len(elements)} text(s) contain it "
                                       f"({shown})")
         best_raw = best.metadata.get("raw_score", 0.0)
-        rivals = [e for e in elements[1:] if e.confidence >= ACCEPT
-                  and e.metadata.get("raw_score", 0.0) >= best_raw - AMBIGUITY_MARGIN]
+        margin = visual_policy.RIVAL_MARGIN if apart else AMBIGUITY_MARGIN
+        rivals = [e for e in elements[1:] if e.confidence >= ACCEPT and iou(e.bbox, best.bbox) <= 0.5
+                  and e.metadata.get("raw_score", 0.0) >= best_raw - margin]
+        if apart is not None and rivals:
+            best, rivals = visual_policy.settle(best, rivals, apart)
         if not self._validate(best, screen.size):
             return LocateResult(False, element=best, method_used=tier, failure=LocateFailure.NOT_INTERACTABLE,
                                 error=f"not interactable: {describe_visibility(best.visible_region)}")
         for e in rivals:
             self._validate(e, screen.size)
+        if rivals:
+            best.metadata["refused"] = "look_alike"
         return LocateResult(True, element=best, method_used=tier, candidates=[best, *rivals] if rivals else [],
                             reliable=not rivals)
 

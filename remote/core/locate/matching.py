@@ -47,15 +47,19 @@ from remote.core.locate.image_checks import verify as verify
 BBox = tuple[int, int, int, int]
 
 COARSE_MIN_SIDE = 12       # template side (px) kept on the coarse pyramid level
+STD_KEEP = 0.5             # the coarse level must keep this share of the template's gray std (else one finer)
 SMALL_MIN_SIDE = 8         # ... for a template that would need a level finer than 1/4
 FILL_MIN_SIDE = 8          # the same for the fill-in scales (second group): a coarser, 2-4x cheaper pass
 COARSE_PEAKS = 4           # peaks taken per scale on the coarse level
-REFINE_TOP_K = 8           # coarse peaks refined at full resolution
-COARSE_MIN = 0.4           # coarse peaks under this are not refined
+REFINE_TOP_K = 4           # coarse peaks refined at full resolution per scale group (then the look-alike sweep)
+SWEEP_MIN = 0.75           # a match verified this well sends the sweep over its scale's other coarse peaks
+LOOKALIKE_MAX = 16         # peaks kept per scale for the look-alike sweep once a match is found
+COARSE_MIN = 0.4           # coarse peaks under this are not refined (0.5, fitted on the tuning part, lost two checking-part hits)
 COARSE_MARGIN = 0.2        # nor those this far below the best coarse peak
 EARLY_STOP = 0.85          # a match verified this well ends the scale search after its group
 HALF_MIN = 0.7             # multiscale: a peak under this NCC on the half level is not refined further
 HALF_FIRST = 0.5           # ... checked first at its coarse scale alone: under this, the other scales are not tried
+HALF_GOOD = 0.9            # ... at or over this, the coarse scale is kept (+-1.5 % at full resolution only)
 QUARTER_MIN = 0.45         # a peak from a level coarser than 1/4 under this NCC on the 1/4 level is dropped
 PYRAMID_LEVELS = 4         # full, 1/2, 1/4, 1/8 (a 1/16 level lost matches at x1.33 and saved nothing)
 BETWEEN_LEVELS = (3, 5, 6, 7)   # 1/3, 1/5, 1/6, 1/7 between them, built on first use
@@ -125,12 +129,14 @@ def gray_pyramid(gray: np.ndarray, levels: int = PYRAMID_LEVELS) -> Pyramid:
 
 
 def _peaks(result: np.ndarray, tw: int, th: int, k: int, floor: float) -> list[tuple[float, int, int]]:
-    """Top ``k`` local maxima of a matchTemplate map, suppressing a template-sized area around each."""
+    """Up to ``k`` local maxima of a matchTemplate map, best first, at least ``floor`` and within
+    ``COARSE_MARGIN`` of the best (weaker ones are never refined), suppressing a template-sized area
+    around each."""
     res = result.copy()
-    out = []
+    out: list[tuple[float, int, int]] = []
     for _ in range(k):
         _, val, _, loc = cv2.minMaxLoc(res)
-        if val < floor or not math.isfinite(val):
+        if val < floor or not math.isfinite(val) or (out and val < out[0][0] - COARSE_MARGIN):
             break
         x, y = loc
         out.append((float(val), x, y))
@@ -227,7 +233,8 @@ def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
         if first is None or first[0] < (HALF_FIRST if multiscale else HALF_MIN):
             return None
         best = first
-        if multiscale:   # the scale settled over +-6 % there
+        settled = first[0] >= HALF_GOOD   # the coarse scale fits: the +-6 % steps would not beat it
+        if multiscale and not settled:   # the scale settled over +-6 % there
             other = _refine_at(pyr[2], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0],
                                wide // 2 + 2, sized)
             if other is not None and other[0] > first[0]:
@@ -237,8 +244,9 @@ def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
         # a peak this weak is an absent template's, not worth the full-resolution pass.
         if val < HALF_MIN:
             return None
-        x, y, m = box[0] * 2, box[1] * 2, 4
-        scales = [s_half * 2 * f for f in ((0.97, 0.985, 1.0, 1.015, 1.03) if multiscale else (1.0,))]
+        x, y, m = box[0] * 2, box[1] * 2, 3
+        fine = (1.0,) if not multiscale else (0.985, 1.0, 1.015) if settled else (0.97, 0.985, 1.0, 1.015, 1.03)
+        scales = [s_half * 2 * f for f in fine]
     found = _refine_at(sg, tg, x, y, scales, m, sized)
     if found is None or min(found[1][2] - found[1][0], found[1][3] - found[1][1]) < MIN_TEMPLATE_SIDE:
         return None
@@ -251,13 +259,20 @@ def _coarse_peaks(pyr: Pyramid, tg: np.ndarray, s: float, floor: float,
     in full pixels."""
     th0, tw0 = tg.shape
     d = _level_for(min(tw0, th0) * s, pyr.denominators, min_side)
+    full_std = float(tg.std())
+    while True:   # a level that blurs the template's content away (a thin label on a gradient) is too coarse
+        tw, th = round(tw0 * s / d), round(th0 * s / d)
+        small_tpl = resize_image(tg, (max(tw, 1), max(th, 1)))
+        finer = [k for k in pyr.denominators if k < d and k >= 2]
+        if not finer or float(small_tpl.std()) >= STD_KEEP * full_std:
+            break
+        d = max(finer)
     small = pyr[d]
     f = 1 / d
-    tw, th = round(tw0 * s * f), round(th0 * s * f)
     if tw < 3 or th < 3 or tw > small.shape[1] or th > small.shape[0]:
         return []
-    res = cv2.matchTemplate(small, resize_image(tg, (tw, th)), cv2.TM_CCOEFF_NORMED)
-    return [(v, round(x / f), round(y / f), s, d) for v, x, y in _peaks(res, tw, th, COARSE_PEAKS, floor)]
+    res = cv2.matchTemplate(small, small_tpl, cv2.TM_CCOEFF_NORMED)
+    return [(v, round(x / f), round(y / f), s, d) for v, x, y in _peaks(res, tw, th, LOOKALIKE_MAX, floor)]
 
 
 def _remembered(memo: dict[Any, Any] | None, key: Any, compute: Callable[[], Any]) -> Any:
@@ -304,34 +319,67 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
     searched alone first; the fill-in group is searched on a coarser level (``FILL_MIN_SIDE``).
     ``memo`` (one dict per locate) remembers coarse peaks per template and scale, and each peak's
     half-level check, so the multiscale tier does not redo what the template tier just did on the
-    same pyramid.
+    same pyramid. Once a match is found, the look-alike sweep (:func:`_lookalikes`) refines every
+    other place that looked as good on the coarse level, so the caller can tell them apart.
     """
     sb, tb = as_bgr(screen, "screenshot"), as_bgr(template, "template")
     pyr = pyramid if pyramid is not None else gray_pyramid(to_gray(sb))
     tg = to_gray(tb)
     H, W = pyr[1].shape
     th0, tw0 = tg.shape
-    multi = scales[1] - scales[0] > 1e-6
     tkey = (tg.shape, hash(tg.tobytes())) if memo is not None else None   # this template, in the memo's keys
     sized: dict[tuple[int, int], np.ndarray] = {}   # the template resized, per size, for every peak
-    matches: list[Match] = []
+
+    def refined(peak: tuple[float, int, int, float, int]) -> Match | None:
+        cv, x, y, s, d = peak
+        ref = _refine(pyr, tg, x, y, s, d, scales[1] - scales[0] > 1e-6, memo, tkey, sized)
+        if ref is None or ref[0] < floor:
+            return None
+        checks = verify(sb, tb, ref[1])
+        checks["coarse"] = round(cv, 4)
+        return Match(ref[1], checks["score"], round(ref[0], 4), round(ref[2], 4), method, checks)
+
+    coarse: dict[float, list[tuple[float, int, int, float, int]]] = {}
+    found: list[tuple[Match, float]] = []   # each match with the scale its coarse peak came from
+    tried: set[tuple[int, int, float]] = set()
     for gi, group in enumerate(_scale_groups(*scales, prior=prior_scale)):
         usable = [s for s in group if tw0 * s <= W and th0 * s <= H and min(tw0, th0) * s >= MIN_TEMPLATE_SIDE]
         fill = gi > 0 and all(abs(s / f - 1) > 0.03 for s in group for f in PRIOR_SCALES)
         side = FILL_MIN_SIDE if fill else COARSE_MIN_SIDE
-        peaks = [p for s in usable for p in _remembered(memo, ("coarse", tkey, round(s, 4), floor, side),
-                                                        lambda s=s, k=side: _coarse_peaks(pyr, tg, s, floor - 0.25, k))]
-        for cv, x, y, s, d in _pick(sorted(peaks, reverse=True), tw0, th0, top_k):
-            ref = _refine(pyr, tg, x, y, s, d, multi, memo, tkey, sized)
-            if ref is None or ref[0] < floor:
-                continue
-            val, box, s2 = ref
-            checks = verify(sb, tb, box)
-            checks["coarse"] = round(cv, 4)
-            matches.append(Match(box, checks["score"], round(val, 4), round(s2, 4), method, checks))
-        if any(m.score >= EARLY_STOP for m in matches):
+        for s in usable:
+            coarse[s] = _remembered(memo, ("coarse", tkey, round(s, 4), floor, side),
+                                    lambda s=s, k=side: _coarse_peaks(pyr, tg, s, floor - 0.25, k))
+        peaks = [p for s in usable for p in coarse[s][:COARSE_PEAKS]]
+        for peak in _pick(sorted(peaks, reverse=True), tw0, th0, top_k):
+            tried.add(peak[1:4])
+            m = refined(peak)
+            if m is not None:
+                found.append((m, peak[3]))
+        if any(m.score >= EARLY_STOP for m, _ in found):
             break
-    return nms(matches)
+    return nms([m for m, _ in found] + _lookalikes(found, coarse, tried, refined, tw0, th0))
+
+
+def _lookalikes(found: list[tuple[Match, float]], coarse: dict[float, list[tuple[float, int, int, float, int]]],
+                tried: set[tuple[int, int, float]], refined: Callable[[tuple[float, int, int, float, int]], Match | None],
+                tw0: int, th0: int) -> list[Match]:
+    """When a match is found (``SWEEP_MIN``), the other coarse peaks of its scale not refined yet (up to
+    ``LOOKALIKE_MAX``, within ``COARSE_MARGIN``), refined: on the coarse level the keys of a keypad or
+    the rows of a list look alike and the right one can rank fifth. Costs nothing on a miss."""
+    best = max(found, key=lambda f: f[0].score, default=None)
+    if best is None or best[0].score < SWEEP_MIN:
+        return []
+    out: list[Match] = []
+    for peak in coarse.get(best[1], []):
+        if peak[0] < COARSE_MIN:
+            break
+        box = (peak[1], peak[2], peak[1] + round(tw0 * peak[3]), peak[2] + round(th0 * peak[3]))
+        if peak[1:4] in tried or any(iou(box, m.bbox) > 0.5 for m in [f[0] for f in found] + out):
+            continue
+        m = refined(peak)
+        if m is not None:
+            out.append(m)
+    return out
 
 
 def find_template(screen: Any, template: Any, **kw: Any) -> list[Match]:

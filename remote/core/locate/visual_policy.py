@@ -21,7 +21,8 @@ nothing at all, the template is absent, not deformed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 SAME_SCALE_TOL = 0.04      # |scale - 1| within this counts as scale 1 (refinement steps are 1.5-3 %)
 OFF_SCALE_PENALTY = 0.1    # subtracted from an off-scale match's verified score on a same-size screen
@@ -89,3 +90,69 @@ def orb_worth_trying(info: dict[str, float], best_raw_before: float | None) -> b
     if info.get("edges", 0.0) < ORB_MIN_EDGES:
         return False
     return best_raw_before is None or best_raw_before >= ORB_BAND_LO
+
+
+THIN_MIN_RAW = 0.9   # a thin template (image_checks.information low_info, not flat) needs this raw score
+RIVAL_MARGIN = 0.1   # visual matches this close (raw) to the best are compared where they differ
+APART_MIN = 0.25     # image_checks.tell_apart evidence that makes one place the template and not the other
+
+T = TypeVar("T")
+
+
+def settle(best: T, rivals: list[T], apart: Callable[[T, T], float | None]) -> tuple[T, list[T]]:
+    """The candidate the evidence picks among near-equal matches, and the rivals it cannot tell from it.
+
+    ``apart(a, b)`` is :func:`image_checks.tell_apart` for the two places (None: identical copies).
+    A candidate wins when it is told apart (``APART_MIN``) from every other: the key with the right
+    symbol among keys of one shape. When none does, the candidates are grouped into copies and a group
+    that another group is told apart from (as the worse) drops out: the selected page dot among grey
+    ones. One group left with one member wins; otherwise the first group left is the answer with
+    every member of the groups left as rivals (true duplicates are refused, not guessed).
+
+    >>> settle("7", ["8", "9"], lambda a, b: 1.0 if a == "7" else -1.0)
+    ('7', [])
+    >>> settle("a", ["a2"], lambda a, b: None)
+    ('a', ['a2'])
+    >>> settle("white", ["grey", "grey2"], lambda a, b: None if a != "white" != b else (-1.0 if a == "white" else 1.0))
+    ('grey', ['grey2'])
+    """
+    group = [best, *rivals]
+    seen: dict[tuple[int, int], float | None] = {}
+
+    def ev(i: int, j: int) -> float | None:   # antisymmetric: each pair is measured once
+        if (j, i) in seen:
+            e = seen[(j, i)]
+            return None if e is None else -e
+        if (i, j) not in seen:
+            seen[(i, j)] = apart(group[i], group[j])
+        return seen[(i, j)]
+
+    for i in range(len(group)):
+        if all((e := ev(i, j)) is not None and e >= APART_MIN for j in range(len(group)) if j != i):
+            return group[i], []
+    copies: list[list[int]] = []
+    for i in range(len(group)):
+        home = next((c for c in copies if ev(c[0], i) is None), None)
+        if home is None:
+            copies.append([i])
+        else:
+            home.append(i)
+    left = [c for c in copies if not any((e := ev(o[0], c[0])) is not None and e >= APART_MIN
+                                         for o in copies if o is not c)] or copies
+    kept = [group[i] for c in left for i in c]
+    return kept[0], kept[1:]
+
+
+def refusal(info: dict[str, float], raw: float) -> str:
+    """Why a match of a template with ``information()`` ``info`` and raw score ``raw`` cannot be
+    trusted alone, or "" when it can: ``flat`` (a patch of one colour has no place of its own),
+    ``thin`` (a line or a few dots: only a near-exact match, ``THIN_MIN_RAW``, is evidence).
+
+    >>> refusal({"flat": 1.0, "low_info": 1.0}, 1.0), refusal({"flat": 0.0, "low_info": 1.0}, 0.97)
+    ('flat', '')
+    """
+    if info.get("flat"):
+        return "flat"
+    if info.get("low_info") and raw < THIN_MIN_RAW:
+        return "thin"
+    return ""
