@@ -131,7 +131,8 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Any = None) ->
     found, _ = engine.text_det(small)
     if found is None or len(found) == 0:
         return []
-    quads = [np.asarray(q, dtype=np.float32) * np.float32([W / w, H / h]) for q in engine.sorted_boxes(found)]
+    back = np.array([W / w, H / h], dtype=np.float32)   # detector pixels -> screenshot pixels
+    quads = [np.asarray(q, dtype=np.float32) * back for q in engine.sorted_boxes(found)]
     lines, _ = engine.text_rec(engine.get_crop_img_list(bgr, quads))
     boxes = []
     for quad, line in zip(quads, lines, strict=True):
