@@ -41,6 +41,9 @@ DET_SHORT_SIDE = 736    # first reading: the detector's input, shorter side (Rap
 SECOND_LONG_SIDE = 960  # second reading: the detector's input, longer side (another scale for a near miss)
 TEXT_SCORE = 0.3        # lines the recognizer reads with less confidence are dropped
 BOX_THRESH = 0.3        # detector boxes scoring less are dropped (RapidOCR's default 0.5 loses thin captions)
+# The recognizer pads each line to at least this width (RapidOCR: 320). On the tuning part 28 % of its
+# work was padding short lines (counters, names); 96 reads as many lines right and costs 20 % less.
+REC_MIN_WIDTH = 96
 MIN_SIMILARITY = 0.6
 READINGS = ("first", "second")
 
@@ -73,8 +76,8 @@ def _build_engine() -> Any:
     threads = max(1, (os.cpu_count() or 2) // 2)
     # The detector is given inputs already sized (limit "max" far above any screen): no resize of its own.
     return RapidOCR(use_cls=False, text_score=TEXT_SCORE, det_box_thresh=BOX_THRESH, det_limit_type="max",
-                    det_limit_side_len=100_000, rec_batch_num=1, intra_op_num_threads=threads,
-                    inter_op_num_threads=1)
+                    det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, 48, REC_MIN_WIDTH],
+                    intra_op_num_threads=threads, inter_op_num_threads=1)
 
 
 def get_engine() -> Any:
