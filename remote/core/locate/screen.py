@@ -81,7 +81,7 @@ class Screen:
     @property
     def ocr_downscaled(self) -> bool:
         """True when the default OCR read is of a downscaled copy (a full-resolution read could see more)."""
-        return max(self.size) > ocr.MAX_SIDE
+        return bool(max(self.size) > ocr.MAX_SIDE)
 
     def pyramid(self) -> matching.Pyramid:
         """Gray pyramid (1/2-1/8 of the screen) shared by every template search on this screen."""
