@@ -26,8 +26,8 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core.yamlfile import MAX_BYTES, line_of_key, load_yaml
 from remote.errors import ConfigError
+from remote.yamlfile import MAX_BYTES, line_of_key, load_yaml
 
 logger = logging.getLogger(__name__)
 
