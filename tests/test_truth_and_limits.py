@@ -321,19 +321,32 @@ def test_12_huge_images_are_refused_before_decoding(workdir, capsys, size):
 
 
 # 13 ------------------------------------------------------------------------------------------------------
+def _alias_bomb() -> str:
+    """Ten levels of nine aliases each: 10**9 nodes once expanded, from ten short lines."""
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+              f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]" for i in range(9)]
+    return "\n".join(lines) + "\n"
+
+
 def test_13_a_yaml_alias_bomb_is_refused_quickly_with_a_short_message(tmp_path):
     from remote.apps import ModuleRegistry
 
     folder = tmp_path / "bomb"
     folder.mkdir()
-    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
-              f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]" for i in range(9)]
-    (folder / "config.yaml").write_text("\n".join(lines) + "\nname: bomb\n", encoding="utf-8")
+    (folder / "config.yaml").write_text(_alias_bomb() + "name: bomb\n", encoding="utf-8")
     registry = ModuleRegistry([tmp_path])
     problems = [str(p) for p in registry.problems]
     assert "bomb" in registry.broken and any("alias bomb" in p for p in problems)
     assert all(len(p) < 400 for p in problems)
+
+
+def test_13_a_scenario_file_with_an_alias_bomb_is_refused_by_the_simulated_phone(tmp_path, capsys):
+    scenario = tmp_path / "bomb.yaml"
+    scenario.write_text(_alias_bomb() + "contacts: *j\n", encoding="utf-8")
+    assert main(["run", "--device", "sim", "--scenario", str(scenario), "打开设置"]) != 0
+    err = capsys.readouterr().err
+    assert "alias bomb" in err and "bomb.yaml" in err
 
 
 # 14 ------------------------------------------------------------------------------------------------------

@@ -30,8 +30,8 @@ from remote.apps.base import (
     read_module,
 )
 from remote.apps.schema import Problem
-from remote.core.yamlfile import load_yaml
 from remote.errors import ConfigError
+from remote.yamlfile import load_yaml
 
 logger = logging.getLogger(__name__)
 

@@ -36,8 +36,8 @@ from remote.core.plan.actions import ArgsError
 from remote.core.plan.checks import FailureScreen, parse_success_check
 from remote.core.plan.schema import parse_step
 from remote.core.records import StepPlan, TaskPlan
-from remote.core.yamlfile import line_of, line_of_key, load_yaml
 from remote.errors import ConfigError
+from remote.yamlfile import line_of, line_of_key, load_yaml
 
 _SLOT = re.compile(r"\{(\w+)\}")
 MAX_TASK_CHARS = 500   # a sentence, not a document: routing stays fast whatever the text

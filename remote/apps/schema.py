@@ -17,7 +17,7 @@ from typing import Any
 
 from remote.core.plan.actions import ActionName
 from remote.core.plan.checks import KEYS as CHECK_KEYS
-from remote.core.yamlfile import line_of, line_of_key
+from remote.yamlfile import line_of, line_of_key
 
 CONFIG_KEYS = ("name", "display_name", "package", "keywords", "home_ref", "sensitive", "fixed_points", "default",
                "description", "stable_ids", "failures")

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from remote.core.yamlfile import LineDict, line_of, line_of_key, load_yaml
 from remote.errors import ConfigError
 from remote.sim.model_server import ModelServer, RecordedRequest, Rule
+from remote.yamlfile import LineDict, line_of, line_of_key, load_yaml
 
 PURPOSES = ("plan", "locate", "verify", "default")
 RULE_KEYS = ("match", "reply", "delay", "status", "retry_after", "drip", "times")

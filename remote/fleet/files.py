@@ -25,9 +25,9 @@ import yaml
 from apscheduler.triggers.cron import CronTrigger
 
 from remote.apps import check_task
-from remote.core.yamlfile import line_of, line_of_key, load_yaml
 from remote.errors import ConfigError
 from remote.fleet.jobs import ALL, ANY, Job
+from remote.yamlfile import line_of, line_of_key, load_yaml
 
 MAX_REPEAT = 1000
 MAX_JOBS = 10_000

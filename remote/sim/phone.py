@@ -21,7 +21,7 @@ from PIL import Image
 
 from remote.sim import apps, clipboard
 from remote.sim.device import ADB_IME, KEY_CHARS, LATIN_IME, BasePhone
-from remote.sim.render import draw_tree, png_bytes, raw_bytes, tree_to_xml
+from remote.sim.render import Shot, draw_tree, tree_to_xml
 from remote.sim.scenario import Scenario, make_scenario
 from remote.sim.widgets import Metrics, Widget, find, focused_widget, hit_test
 
@@ -32,25 +32,12 @@ DEFAULT_SERIAL = "remote-sim"
 
 
 @dataclass
-class Frame:
-    """One rendered state: the tree, the image, and its encodings made on first use."""
+class Frame(Shot):
+    """One rendered state: the image (with its encodings made on first use), the tree and its dumps."""
 
-    tree: Widget
-    image: Image.Image
-    size: tuple[int, int]
-    _png: bytes | None = None
-    _raw: bytes | None = None
-    _xml: dict[bool, str] = field(default_factory=dict)
-
-    def png(self) -> bytes:
-        if self._png is None:
-            self._png = png_bytes(self.image)
-        return self._png
-
-    def raw(self) -> bytes:
-        if self._raw is None:
-            self._raw = raw_bytes(self.image)
-        return self._raw
+    tree: Widget = field(kw_only=True)
+    size: tuple[int, int] = field(kw_only=True)
+    _xml: dict[bool, str] = field(default_factory=dict, kw_only=True)
 
     def xml(self, compressed: bool = False) -> str:
         if compressed not in self._xml:
@@ -169,7 +156,7 @@ class SimPhone(BasePhone):
             key = (self._version, self.loading, apps.browser_loading(self))
             if self._frame is None or key != self._frame_key:
                 root = apps.compose(self, self.metrics)
-                self._frame = Frame(root, draw_tree(root, self.size), self.size)
+                self._frame = Frame(draw_tree(root, self.size), tree=root, size=self.size)
                 self._frame_key = key
             return self._frame
 
@@ -183,7 +170,7 @@ class SimPhone(BasePhone):
         key = ("black", png)
         cached: dict[tuple[str, bool], bytes] = getattr(self, "_black_cache", {})
         if key not in cached:
-            black = Frame(Widget(), Image.new("RGB", self.size, (0, 0, 0)), self.size)
+            black = Frame(Image.new("RGB", self.size, (0, 0, 0)), tree=Widget(), size=self.size)
             cached[key] = black.png() if png else black.raw()
             self._black_cache = cached
         return cached[key]

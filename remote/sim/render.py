@@ -15,6 +15,7 @@ import io
 import logging
 import re
 import struct
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -200,3 +201,22 @@ def raw_bytes(image: Image.Image) -> bytes:
     sRGB), then the rows."""
     w, h = image.size
     return struct.pack("<IIII", w, h, 1, 1) + image.convert("RGBA").tobytes()
+
+
+@dataclass
+class Shot:
+    """One screen image with its `screencap` encodings made on first use (the simulated and the trace phone)."""
+
+    image: Image.Image
+    _png: bytes | None = field(default=None, repr=False)
+    _raw: bytes | None = field(default=None, repr=False)
+
+    def png(self) -> bytes:
+        if self._png is None:
+            self._png = png_bytes(self.image)
+        return self._png
+
+    def raw(self) -> bytes:
+        if self._raw is None:
+            self._raw = raw_bytes(self.image)
+        return self._raw

@@ -36,6 +36,7 @@ from typing import Any
 
 from remote.errors import ConfigError
 from remote.sim.versions import check_versions
+from remote.yamlfile import load_yaml
 
 DEFAULT_CONTACTS = ("张三", "李四", "王五", "文件传输助手")
 ROMS = ("aosp", "miui")
@@ -128,19 +129,8 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
-        import yaml
-
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read scenario: {exc.strerror}", path=str(path)) from exc
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise ConfigError(f"scenario is not valid YAML: {exc}", path=str(path),
-                              line=(mark.line + 1) if mark else None) from exc
+        data = load_yaml(path)   # bounded: size, alias expansion, depth; errors name file and line
         if data is not None and not isinstance(data, dict):
             raise ConfigError("a scenario must be a mapping of keys to values", path=str(path))
         if data and isinstance(data.get("trace"), str) and not Path(data["trace"]).expanduser().is_absolute():

@@ -26,8 +26,8 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core.yamlfile import MAX_BYTES, line_of_key, load_yaml
 from remote.errors import ConfigError
+from remote.yamlfile import MAX_BYTES, line_of_key, load_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class AssetsManager:
         self._entries: dict[str, list[tuple[str, dict[int, Path]]]] = {}
         self._aliases: dict[str, str] = {}
         self._problems: list[str] = []
-        self._learned: list[dict] = []
+        self._learned: list[dict[str, Any]] = []
         self._images: dict[Path, Image.Image] = {}
         self.reload()
 
@@ -276,7 +276,7 @@ class AssetsManager:
         return list(self._problems)
 
     # -- learned images (written by the vision tier) ---------------------------
-    def learned(self) -> list[dict]:
+    def learned(self) -> list[dict[str, Any]]:
         return [dict(e) for e in self._learned]
 
     def learned_paths(self, name: str, screen_size: tuple[int, int] | None = None) -> list[Path]:

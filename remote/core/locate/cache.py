@@ -13,6 +13,7 @@ import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
@@ -48,9 +49,9 @@ class LocateCache:
     clock: Callable[[], float] = time.monotonic
     hits: int = 0
     misses: int = 0
-    _entries: dict[tuple, _Entry] = field(default_factory=dict)
+    _entries: dict[tuple[Any, ...], _Entry] = field(default_factory=dict)
 
-    def get(self, key: tuple, gray: np.ndarray) -> LocateResult | None:
+    def get(self, key: tuple[Any, ...], gray: np.ndarray) -> LocateResult | None:
         entry = self._entries.get(key)
         if entry is not None:
             fresh = self.clock() - entry.stored_at <= self.ttl
@@ -60,13 +61,14 @@ class LocateCache:
                 if patch.shape == entry.patch.shape and float(np.abs(patch - entry.patch).mean()) <= self.max_diff:
                     self.hits += 1
                     result = copy.deepcopy(entry.result)
-                    result.element.metadata["cached"] = True
+                    if result.element is not None:
+                        result.element.metadata["cached"] = True
                     return result
             del self._entries[key]
         self.misses += 1
         return None
 
-    def put(self, key: tuple, gray: np.ndarray, result: LocateResult) -> None:
+    def put(self, key: tuple[Any, ...], gray: np.ndarray, result: LocateResult) -> None:
         if result.success and result.element is not None:
             self._entries[key] = _Entry(copy.deepcopy(result), (gray.shape[1], gray.shape[0]),
                                         _patch(gray, result.element.bbox), self.clock())

@@ -22,8 +22,9 @@ ORB_MIN_TEMPLATE_SIDE = 96   # small icons are upscaled so ORB's patches fit ins
 def orb_features(image: Any, nfeatures: int = 4000) -> tuple[Any, Any]:
     """ORB keypoints and descriptors of an image (cache them per screenshot: ~20 ms on 1080x2400)."""
     gray = to_gray(as_bgr(image))
-    orb = cv2.ORB_create(nfeatures=nfeatures, edgeThreshold=15, patchSize=15, fastThreshold=10)
-    return orb.detectAndCompute(gray, None)
+    orb = cv2.ORB.create(nfeatures=nfeatures, edgeThreshold=15, patchSize=15, fastThreshold=10)
+    keypoints, descriptors = orb.detectAndCompute(gray, None)
+    return keypoints, descriptors
 
 
 def _plausible_quad(quad: np.ndarray, tw: int, th: int) -> bool:
@@ -43,7 +44,7 @@ def _plausible_quad(quad: np.ndarray, tw: int, th: int) -> bool:
     if max(top, bottom) / min(top, bottom) > 1.3 or max(left, right) / min(left, right) > 1.3:
         return False
     aspect = ((top + bottom) / (left + right)) / (tw / th)
-    return 0.67 <= aspect <= 1.5
+    return bool(0.67 <= aspect <= 1.5)
 
 
 def find_orb(screen: Any, template: Any, *, screen_features: tuple[Any, Any] | None = None,
@@ -61,12 +62,12 @@ def find_orb(screen: Any, template: Any, *, screen_features: tuple[Any, Any] | N
     good = [p[0] for p in pairs if len(p) == 2 and p[0].distance < ratio * p[1].distance]
     if len(good) < min_inliers:
         return []
-    src = np.float32([kt[m.queryIdx].pt for m in good]).reshape(-1, 1, 2) / up
-    dst = np.float32([ks[m.trainIdx].pt for m in good]).reshape(-1, 1, 2)
+    src = np.array([kt[m.queryIdx].pt for m in good], dtype=np.float32).reshape(-1, 1, 2) / up
+    dst = np.array([ks[m.trainIdx].pt for m in good], dtype=np.float32).reshape(-1, 1, 2)
     hom, mask = cv2.findHomography(src, dst, cv2.RANSAC, 5.0)
     if hom is None or mask is None or int(mask.sum()) < min_inliers:
         return []
-    corners = np.float32([[0, 0], [tw, 0], [tw, th], [0, th]]).reshape(-1, 1, 2)
+    corners = np.array([[0, 0], [tw, 0], [tw, th], [0, th]], dtype=np.float32).reshape(-1, 1, 2)
     quad = cv2.perspectiveTransform(corners, hom)
     if not np.isfinite(quad).all() or not _plausible_quad(quad, tw, th):
         return []

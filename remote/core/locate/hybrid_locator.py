@@ -78,7 +78,8 @@ class HybridLocator:
             x, y = int(region["x"]), int(region["y"])
             box = (x, y, x + int(region["width"]), y + int(region["height"]))
         else:
-            box = tuple(int(v) for v in region)
+            x0, y0, x1, y1 = (int(v) for v in region)
+            box = (x0, y0, x1, y1)
         return img.crop(box)
 
     @property
@@ -187,11 +188,11 @@ class HybridLocator:
                 group = [t for t in tiers[i:] if t in VISUAL]
                 i += len(group)
                 if refs:
-                    result = self._visual_chain(refs, group, screen, etype, tried)
-                    if result.success or result.failure is LocateFailure.NOT_INTERACTABLE:
-                        result.tiers_tried = tried
-                        return result
-                    errors.append(result.error)
+                    chained = self._visual_chain(refs, group, screen, etype, tried)
+                    if chained.success or chained.failure is LocateFailure.NOT_INTERACTABLE:
+                        chained.tiers_tried = tried
+                        return chained
+                    errors.append(chained.error)
                 continue
             i += 1
             tried.append(tier)
@@ -232,7 +233,7 @@ class HybridLocator:
     def _element(self, tier: str, bbox: tuple[int, int, int, int], raw: float, desc: str, etype: str,
                  conf: float | None = None, **meta: Any) -> UIElement:
         c = calibrate(tier, raw) if conf is None else conf
-        return UIElement(element_type=etype, description=desc, bbox=tuple(int(v) for v in bbox),
+        return UIElement(element_type=etype, description=desc, bbox=(int(bbox[0]), int(bbox[1]), int(bbox[2]), int(bbox[3])),
                          confidence=round(c, 4), metadata={"tier": tier, "raw_score": round(float(raw), 4), **meta})
 
     def _tree_elements(self, tree: UITree, kind: str, value: str, etype: str) -> list[UIElement]:

@@ -50,14 +50,14 @@ def as_bgr(image: Any, what: str = "image") -> np.ndarray:
     if arr.dtype != np.uint8:
         arr = np.clip(arr, 0, 255).astype(np.uint8)
     if arr.ndim == 2:
-        return cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
+        return np.asarray(cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR))
     channels = arr.shape[2]
     if channels == 1:
-        return cv2.cvtColor(arr[:, :, 0], cv2.COLOR_GRAY2BGR)
+        return np.asarray(cv2.cvtColor(arr[:, :, 0], cv2.COLOR_GRAY2BGR))
     if channels == 4:
-        return cv2.cvtColor(arr, cv2.COLOR_BGRA2BGR)
+        return np.asarray(cv2.cvtColor(arr, cv2.COLOR_BGRA2BGR))
     if channels == 3:
-        return arr
+        return np.asarray(arr)
     raise ImageInputError(f"{what} has {channels} channels; expected 1, 3 or 4")
 
 
@@ -203,7 +203,7 @@ def tell_apart(screen: np.ndarray, template: np.ndarray, box_a: BBox, box_b: BBo
 def _slope(image: np.ndarray) -> np.ndarray:
     """Per-pixel gradient magnitude (levels per pixel, the steepest channel)."""
     gy, gx = np.gradient(image, axis=(0, 1))
-    return np.sqrt(gx * gx + gy * gy).max(axis=2)
+    return np.asarray(np.sqrt(gx * gx + gy * gy).max(axis=2))
 
 
 def _view(screen: np.ndarray, template: np.ndarray, box: BBox, sizes: tuple[tuple[int, int], ...]) -> np.ndarray:

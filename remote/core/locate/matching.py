@@ -30,7 +30,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import cv2
 import numpy as np
@@ -43,6 +44,8 @@ from remote.core.locate.image_checks import information as information
 from remote.core.locate.image_checks import resize_image as resize_image
 from remote.core.locate.image_checks import to_gray as to_gray
 from remote.core.locate.image_checks import verify as verify
+
+_T = TypeVar("_T")
 
 BBox = tuple[int, int, int, int]
 
@@ -190,7 +193,7 @@ def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[floa
         cx, cy = min(max(0, x), W - tw), min(max(0, y), H - th)
         x0, y0 = max(0, cx - margin), max(0, cy - margin)
         x1, y1 = min(W, cx + tw + margin), min(H, cy + th + margin)
-        tpl = _remembered(sized, (tw, th), lambda size=(tw, th): resize_image(tg, size))
+        tpl = _remembered(sized, (tw, th), partial(resize_image, tg, (tw, th)))
         res = cv2.matchTemplate(sg[y0:y1, x0:x1], tpl, cv2.TM_CCOEFF_NORMED)
         _, val, _, loc = cv2.minMaxLoc(res)
         if math.isfinite(val) and (best is None or val > best[0]):
@@ -275,13 +278,14 @@ def _coarse_peaks(pyr: Pyramid, tg: np.ndarray, s: float, floor: float,
     return [(v, round(x / f), round(y / f), s, d) for v, x, y in _peaks(res, tw, th, LOOKALIKE_MAX, floor)]
 
 
-def _remembered(memo: dict[Any, Any] | None, key: Any, compute: Callable[[], Any]) -> Any:
+def _remembered(memo: dict[Any, Any] | None, key: Any, compute: Callable[[], _T]) -> _T:
     """``compute()``, kept in ``memo`` (one dict per locate) under ``key`` when there is a memo."""
     if memo is None:
         return compute()
     if key not in memo:
         memo[key] = compute()
-    return memo[key]
+    found: _T = memo[key]
+    return found
 
 
 def _pick(coarse: list[tuple[float, int, int, float, int]], tw0: int, th0: int,
@@ -348,7 +352,7 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
         side = FILL_MIN_SIDE if fill else COARSE_MIN_SIDE
         for s in usable:
             coarse[s] = _remembered(memo, ("coarse", tkey, round(s, 4), floor, side),
-                                    lambda s=s, k=side: _coarse_peaks(pyr, tg, s, floor - 0.25, k))
+                                    partial(_coarse_peaks, pyr, tg, s, floor - 0.25, side))
         peaks = [p for s in usable for p in coarse[s][:COARSE_PEAKS]]
         for peak in _pick(sorted(peaks, reverse=True), tw0, th0, top_k):
             tried.add(peak[1:4])

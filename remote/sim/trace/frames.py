@@ -10,34 +10,14 @@ answers the same size and tree coordinates are screenshot pixels.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
 from remote.errors import ConfigError
-from remote.sim.render import png_bytes, raw_bytes
+from remote.sim.render import Shot
 
 KEEP = 4   # decoded screens kept; one holds ~6 MB of RGB, plus its PNG and raw encodings once asked for
-
-
-@dataclass
-class Shot:
-    """One screen at the display's size, with its `screencap` encodings made on first use."""
-
-    image: Image.Image
-    _png: bytes | None = field(default=None, repr=False)
-    _raw: bytes | None = field(default=None, repr=False)
-
-    def png(self) -> bytes:
-        if self._png is None:
-            self._png = png_bytes(self.image)
-        return self._png
-
-    def raw(self) -> bytes:
-        if self._raw is None:
-            self._raw = raw_bytes(self.image)
-        return self._raw
 
 
 class Frames:
