@@ -1,6 +1,6 @@
 """OCR bench: ``text:`` targets on real screenshots, the tuning part beside the checking part.
 
-    .venv/bin/python bench/ocr_bench.py               # every screenshot of ../shared/data/real-dev (~15 min, 2 cores)
+    .venv/bin/python bench/ocr_bench.py               # every screenshot of ../shared/data/real-dev (~7 min, 2 cores)
     .venv/bin/python bench/ocr_bench.py --limit 10    # 10 screenshots per part
 
 The development protocol (``_cases.PARTS``): the screenshots are split by source; every constant

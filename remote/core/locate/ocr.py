@@ -3,15 +3,17 @@
 A reading finds the text lines on a resized copy of the screenshot (the detector) and
 reads each line from the full-resolution screenshot (the recognizer sees every glyph at
 the size the phone drew it). The engine is slow to build (~1 s), so it is made lazily,
-once per process (:func:`get_engine`), with onnxruntime on half the cores (one on a
-2-core machine: two spinning threads lose to everything else running, 1.7x slower
-there) and recognition one line at a time (batches pad every line to the widest).
+once per process (:func:`get_engine`), with onnxruntime on half the cores and
+recognition one line at a time (a batch pads every line to the widest: 15 % slower).
+On a 2-core machine that is one thread: onnxruntime's threads spin while they wait, so
+two of them are 1.6x faster on an idle machine but 1.5x slower beside other work (load
+3; measured interleaved, one process), where one thread is steady.
 
 Two readings, both kept with the screen (``Screen.text_boxes``): the first with the
-detector's input at ``DET_SHORT_SIDE`` on its shorter side, and a second one, at
-``SECOND_LONG_SIDE`` on its longer side, only when the first reading has a near miss
-for the target (:func:`wants_second_reading`). A text that is not on the screen costs
-one reading. Figures and the tuning/checking protocol: ``bench/ocr_bench.py``.
+detector's input at ``DET_SHORT_SIDE`` on its shorter side, and a second one with the
+detector at full resolution, only when the first reading has a near miss for the target
+(:func:`wants_second_reading`). A text that is not on the screen costs one reading.
+Figures and the tuning/checking protocol: ``bench/ocr_bench.py``.
 
 When RapidOCR cannot be imported or built (a broken install), :func:`get_engine`
 returns None, :func:`unavailable_reason` says why, and the locator's OCR tier reports it
@@ -38,7 +40,6 @@ from remote.core.locate.ui_tree import normalize_text
 logger = logging.getLogger(__name__)
 
 DET_SHORT_SIDE = 736    # first reading: the detector's input, shorter side (RapidOCR's own default, limit_type min)
-SECOND_LONG_SIDE = 960  # second reading: the detector's input, longer side (another scale for a near miss)
 TEXT_SCORE = 0.3        # lines the recognizer reads with less confidence are dropped
 BOX_THRESH = 0.3        # detector boxes scoring less are dropped (RapidOCR's default 0.5 loses thin captions)
 # The recognizer pads each line to at least this width (RapidOCR: 320). On the tuning part 28 % of its
@@ -115,7 +116,7 @@ def det_scale(size: tuple[int, int], reading: str = "first") -> float:
     """The factor from the screenshot to the detector's input of ``reading``."""
     if reading not in READINGS:
         raise ValueError(f"unknown OCR reading {reading!r}; use one of {READINGS}")
-    return DET_SHORT_SIDE / min(size) if reading == "first" else SECOND_LONG_SIDE / max(size)
+    return DET_SHORT_SIDE / min(size) if reading == "first" else 1.0
 
 
 def read_text(screenshot: Any, *, reading: str = "first", engine: Any = None) -> list[TextBox]:
@@ -130,7 +131,8 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Any = None) ->
     H, W = bgr.shape[:2]
     s = det_scale((W, H), reading)
     w, h = max(32, round(W * s)), max(32, round(H * s))
-    small = cv2.resize(bgr, (w, h), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+    small = bgr if (w, h) == (W, H) else cv2.resize(bgr, (w, h), interpolation=cv2.INTER_AREA if s < 1
+                                                    else cv2.INTER_LINEAR)
     found, _ = engine.text_det(small)
     if found is None or len(found) == 0:
         return []
@@ -215,7 +217,7 @@ NEAR_KINDS = ("contains", "similar")          # a near miss: the text may be the
 
 
 def wants_second_reading(hits: list[TextHit]) -> bool:
-    """Whether the second reading (another detector scale) is worth its cost after the first
+    """Whether the second reading (the detector at full resolution) is worth its cost after the first
     gave ``hits``: only for a near miss -- no sure hit, but a line containing the target, inside
     it, or reading like it. A text not on the screen rarely has one (1 % of absent texts on the
     tuning part), so it costs one reading; the targets the second reading finds nearly all had

@@ -72,8 +72,8 @@ class Screen:
 
     def text_boxes(self, second: bool = False) -> list[ocr.TextBox]:
         """OCR lines, read once per screen: the first reading, or with ``second=True`` the
-        second one (another detector scale, ``ocr.read_text``), which the OCR tier asks for
-        only after a near miss."""
+        second one (the detector at full resolution, ``ocr.read_text``), which the OCR tier
+        asks for only after a near miss."""
         reading = "second" if second else "first"
         if reading not in self._texts:
             self._texts[reading] = ocr.read_text(self.bgr, reading=reading)
