@@ -1,11 +1,20 @@
-"""OCR tier: fuzzy text matching (pure) and RapidOCR on a rendered screen (one shared engine)."""
+"""OCR tier: fuzzy text matching (pure), and the real RapidOCR on screens drawn with the bundled font."""
+
+import importlib.metadata
+import sys
+from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
+import remote
+from remote.cli import main
 from remote.core.locate import ocr
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
+from remote.core.records import LocateFailure
+
+FONT = Path(remote.__file__).resolve().parent / "assets" / "fonts" / "WenQuanYiMicroHeiSubset.ttf"
 
 
 def _box(text, bbox=(0, 0, 10, 10), score=0.9):
@@ -71,67 +80,105 @@ def test_label_cut_short_with_an_ellipsis():
     assert all(h.kind != "truncated" for h in ocr.match_text("Recording", boxes))
 
 
-class _SizeDependentEngine:
-    """Reads "972" only when the image is at full resolution (small text lost when downscaled)."""
-
-    def __init__(self, full_width):
-        self.full_width, self.calls = full_width, []
-
-    def __call__(self, img, **kw):
-        self.calls.append(img.shape[1])
-        found = [[[[300, 1500], [340, 1500], [340, 1514], [300, 1514]], "972", 0.9]]
-        return (found if img.shape[1] == self.full_width else []), None
+def test_icon_glyphs_in_a_target_are_not_read():
+    # A label taken from a UI dump carries the icon font's private-use glyph; OCR reads the words only.
+    assert ocr.match_text("找回密码 \ue000", [_box("找回密码")])[0].kind == "exact"
+    assert ocr.match_text("\ue60a", [_box("找回密码")]) == []
 
 
-def test_small_text_is_read_again_at_full_resolution(monkeypatch):
-    fake = _SizeDependentEngine(1440)
-    monkeypatch.setattr(ocr, "get_engine", lambda: fake)
-    screen = Screen(Image.new("RGB", (1440, 3200), "white"))
-    res = HybridLocator().locate_with_fallback("text:972", ["ocr"], screen)
-    assert res.success and res.element.bbox == (300, 1500, 340, 1514)
-    assert fake.calls == [576, 1440]           # the downscaled read first, then the full one
-    HybridLocator().locate_with_fallback("text:972", ["ocr"], screen)
-    assert fake.calls == [576, 1440]           # both readings are kept with the screen
-    # Found on the downscaled copy: not read again; a screen within MAX_SIDE has no second reading.
-    always = _SizeDependentEngine(576)
-    monkeypatch.setattr(ocr, "get_engine", lambda: always)
-    assert HybridLocator().locate_with_fallback("text:972", ["ocr"], Image.new("RGB", (1440, 3200))).success
-    assert always.calls == [576]
-    small = _SizeDependentEngine(0)
-    monkeypatch.setattr(ocr, "get_engine", lambda: small)
-    assert not HybridLocator().locate_with_fallback("text:972", ["ocr"], Image.new("RGB", (600, 1200))).success
-    assert small.calls == [600]
+def test_second_reading_only_after_a_near_miss():
+    near = [ocr.TextHit(_box("Setting5"), "similar", 0.88)]
+    sure = [ocr.TextHit(_box("Settings"), "exact", 1.0)]
+    assert ocr.wants_second_reading(near)
+    assert not ocr.wants_second_reading([])                  # nothing like it: absent after one reading
+    assert not ocr.wants_second_reading(sure + near)         # found: nothing to read again
+    assert ocr.wants_second_reading([ocr.TextHit(_box("设置中心"), "contains", 0.5)])
+
+
+def test_a_plain_install_has_the_ocr_tier():
+    requires = importlib.metadata.requires("remote") or []
+    base = [r for r in requires if r.lower().startswith("rapidocr") and "extra ==" not in r]
+    assert base, f"rapidocr is not a base dependency: {requires}"
+    assert ocr.available(), ocr.unavailable_reason()
 
 
 @pytest.fixture(scope="module")
 def engine():
-    if not ocr.available():
-        pytest.skip(f"OCR extra not installed: {ocr.unavailable_reason()}")
+    assert ocr.available(), ocr.unavailable_reason()   # a base dependency: its absence is a failure, not a skip
     return ocr.get_engine()
 
 
-def _font(size):
-    for path in ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",):
-        try:
-            return ImageFont.truetype(path, size)
-        except OSError:
-            continue
-    return ImageFont.load_default(size)
+def _screen(labels, size=(1080, 2400)):
+    img = Image.new("RGB", size, "white")
+    d = ImageDraw.Draw(img)
+    for (x, y), text, px in labels:
+        d.text((x, y), text, fill=(30, 30, 30), font=ImageFont.truetype(str(FONT), px))
+    return img
+
+
+LABELS = [((80, 300), "通讯录", 48), ((80, 500), "Settings", 48), ((80, 700), "发现 朋友圈", 44),
+          ((600, 900), "Contacts", 44), ((80, 1400), "我的收藏", 40), ((120, 2200), "Write a comment", 40)]
 
 
 def test_read_text_boxes_in_device_pixels(engine):
-    img = Image.new("RGB", (1080, 2400), "white")
-    d = ImageDraw.Draw(img)
-    d.text((600, 1800), "Settings", fill="black", font=_font(64))
-    boxes = ocr.read_text(img, engine=engine)
+    boxes = ocr.read_text(_screen([((600, 1800), "Settings", 64)]), engine=engine)
     hit = ocr.match_text("Settings", boxes)
     assert hit, boxes
     x, y = hit[0].box.center
-    assert 600 <= x <= 900 and 1790 <= y <= 1890   # device pixels, not the downscaled copy's
+    assert 600 <= x <= 900 and 1790 <= y <= 1890   # device pixels, not the detector's copy's
+
+
+def test_a_text_not_on_the_screen_is_absent_after_one_reading(engine):
+    img = _screen(LABELS)
+    screen = Screen(img)
+    res = HybridLocator().locate_with_fallback("text:完全不存在的文字", ["ocr"], screen)
+    assert not res.success and res.failure is LocateFailure.NOT_FOUND
+    assert screen.ocr_readings == ("first",)
+    for _, text, _ in LABELS:   # the same reading finds every drawn label, none read again
+        found = HybridLocator().locate_with_fallback("text:" + text, ["ocr"], screen)
+        assert found.success and found.reliable and found.method_used == "ocr", (text, found.error)
+    assert screen.ocr_readings == ("first",)
+
+
+def test_a_near_miss_is_read_a_second_time(engine):
+    screen = Screen(_screen(LABELS))
+    res = HybridLocator().locate_with_fallback("text:Settings Menu", ["ocr"], screen)
+    # "Settings" is drawn, "Settings Menu" is not: a near miss, read again, and still not tapped.
+    assert ocr.match_text("Settings Menu", screen.text_boxes())[0].kind == "contains"
+    assert screen.ocr_readings == ("first", "second")
+    assert not res.success and res.failure is LocateFailure.NOT_FOUND
+
+
+def test_a_small_caption_is_read_by_the_first_reading(engine):
+    # A counter 16 px tall on a 1080x2400 screen: the lines are recognized at full resolution.
+    screen = Screen(_screen([((900, 1500), "972", 16), ((100, 1500), "评论", 16)]))
+    res = HybridLocator().locate_with_fallback("text:972", ["ocr"], screen)
+    assert res.success and res.reliable and 900 <= res.element.center[0] <= 940, res.error
+    assert screen.ocr_readings == ("first",)
 
 
 def test_ocr_tier_through_locator(engine):
-    img = Image.new("RGB", (720, 1600), "white")
-    ImageDraw.Draw(img).text((100, 400), "Contacts", fill="black", font=_font(48))
-    res = HybridLocator().locate_with_fallback("text:contacts", ["ocr"], img)
+    res = HybridLocator().locate_with_fallback("text:contacts", ["ocr"], _screen([((100, 400), "Contacts", 48)],
+                                                                                   (720, 1600)))
     assert res.success and res.method_used == "ocr" and 100 <= res.element.center[0] <= 320
+
+
+@pytest.fixture
+def broken_install(monkeypatch):
+    """RapidOCR's import fails (a broken install); the real engine is built again afterwards."""
+    monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)
+    ocr.reset_engine()
+    yield
+    monkeypatch.undo()
+    ocr.reset_engine()
+
+
+def test_a_broken_install_is_the_locate_result_not_a_skip(broken_install, tmp_path, capsys):
+    img = _screen([((100, 400), "Contacts", 48)], (720, 1600))
+    res = HybridLocator().locate_with_fallback("text:Contacts", ["tree", "ocr", "vision"], img)
+    assert not res.success and res.failure is LocateFailure.UNAVAILABLE
+    assert res.tiers_tried == ["tree", "ocr"] and "OCR cannot run" in res.error and "pip install" in res.error
+    path = tmp_path / "shot.png"
+    img.save(path)
+    assert main(["locate", str(path), "text:Contacts"]) == 2   # the environment failed, not the screen
+    assert "OCR cannot run in this install" in capsys.readouterr().err

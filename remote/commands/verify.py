@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     tree_answer = rules.expectation_in_tree(tree, args.expectation) if tree is not None else None
     lines = None
     if tree_answer is None and ocr.available():
-        lines = [box.text for box in ocr.read_text(screenshot, max_side=ocr.MAX_SIDE)]
+        lines = [box.text for box in ocr.read_text(screenshot)]
     result = _free_verdict(lines, tree_answer, args.expectation)
     usage: dict[str, dict[str, float]] = {}
     if result is None:

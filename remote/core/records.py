@@ -93,6 +93,7 @@ class LocateFailure(enum.StrEnum):
     AMBIGUOUS = "ambiguous"               # several places match nearly as well: never a coin toss
     NOT_INTERACTABLE = "not_interactable"  # found, but off screen or too little of it visible
     BAD_INPUT = "bad_input"               # an unusable target_ref or reference image
+    UNAVAILABLE = "unavailable"           # a tier the target needs cannot run here (a broken OCR install)
 
 
 class FailureReason(enum.StrEnum):

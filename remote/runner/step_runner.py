@@ -52,7 +52,8 @@ NO_CHANGE_LIMIT = 3
 OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
 T = TypeVar("T")
 LOCATE_FAILURES = {LocateFailure.AMBIGUOUS: FailureReason.AMBIGUOUS,
-                   LocateFailure.NOT_INTERACTABLE: FailureReason.NOT_INTERACTABLE}
+                   LocateFailure.NOT_INTERACTABLE: FailureReason.NOT_INTERACTABLE,
+                   LocateFailure.UNAVAILABLE: FailureReason.CONFIG}
 
 
 class StepRunner:

@@ -196,6 +196,10 @@ class HybridLocator:
                 continue
             i += 1
             tried.append(tier)
+            if tier == "ocr" and kind in ("text", "desc") and not ocr.available():
+                # A broken install is the environment's failure, not "not on the screen": said, never skipped.
+                return LocateResult(False, method_used=tier, error=f"ocr: {ocr.unavailable_reason()}",
+                                    tiers_tried=tried, failure=LocateFailure.UNAVAILABLE)
             elements, err = self._tier(tier, kind, value, screen, etype, refs, seen)
             if err:
                 errors.append(f"{tier}: {err}")
@@ -219,8 +223,6 @@ class HybridLocator:
         if tier == "ocr":
             if kind not in ("text", "desc"):
                 return [], ""
-            if not ocr.available():
-                return [], ocr.unavailable_reason()
             return self._ocr_elements(screen, value, etype), ""
         if tier == "fixed":
             return self._fixed_element(kind, value, screen, etype)
@@ -288,11 +290,11 @@ class HybridLocator:
 
     def _ocr_elements(self, screen: Screen, value: str, etype: str) -> list[UIElement]:
         hits = ocr.match_text(value, screen.text_boxes())
-        if not any(h.kind in ocr.SURE_KINDS for h in hits) and screen.ocr_downscaled:
-            # Not read on the downscaled copy: small text (counters, captions) needs the full resolution.
-            full = ocr.match_text(value, screen.text_boxes(full=True))
-            if any(h.kind in ocr.SURE_KINDS for h in full):
-                hits = full
+        if ocr.wants_second_reading(hits):
+            # A near miss: the line may be misread or cut differently at this scale; read once more.
+            again = ocr.match_text(value, screen.text_boxes(second=True))
+            if any(h.kind in ocr.SURE_KINDS for h in again):
+                hits = again
         return [self._element("ocr", h.box.bbox, h.similarity * min(1.0, 0.1 + h.box.score), h.box.text,
                               etype, match=h.kind, ocr_score=round(h.box.score, 3)) for h in hits]
 

@@ -1,25 +1,28 @@
-"""Text location through RapidOCR (the ``ocr`` extra; models ship in its wheel, nothing is downloaded).
+"""Text location through RapidOCR (a base dependency; its models ship in the wheel, nothing is downloaded).
 
-The engine is slow to build (~1 s), so it is made lazily, once per process
-(:func:`get_engine`). OCR runs on a copy whose longer side is at most
-``MAX_SIDE`` px and the boxes come back in device pixels through
-``coords.image_to_screen``. Measured on 30 screenshots of ../shared/data/real-dev
-(176 text nodes, ``bench/locate_bench.py`` node set, same matcher): full resolution
-without the angle classifier, text_score/box_thresh 0.3: 90.9 % located, 802 ms median
-per screenshot; 1280 px with RapidOCR's defaults: 89.8 %, 642 ms (p95 1252 ms); 1280 px
-without the classifier (phone text is upright) and thresholds 0.3 (``ENGINE_ARGS``):
-89.8 %, 596 ms (p95 924 ms) -- the default here. When that reading has no exact or
-word-bounded hit for a target, the locator reads the screen once more at full resolution
-(``Screen.text_boxes(full=True)``, kept with the screen): small counters and captions.
+A reading finds the text lines on a resized copy of the screenshot (the detector) and
+reads each line from the full-resolution screenshot (the recognizer sees every glyph at
+the size the phone drew it). The engine is slow to build (~1 s), so it is made lazily,
+once per process (:func:`get_engine`), with onnxruntime on half the cores (one on a
+2-core machine: two spinning threads lose to everything else running, 1.7x slower
+there) and recognition one line at a time (batches pad every line to the widest).
 
-When ``rapidocr_onnxruntime`` is not installed, :func:`available` is False, the
-locator logs that once and skips the tier.
+Two readings, both kept with the screen (``Screen.text_boxes``): the first with the
+detector's input at ``DET_SHORT_SIDE`` on its shorter side, and a second one, at
+``SECOND_LONG_SIDE`` on its longer side, only when the first reading has a near miss
+for the target (:func:`wants_second_reading`). A text that is not on the screen costs
+one reading. Figures and the tuning/checking protocol: ``bench/ocr_bench.py``.
+
+When RapidOCR cannot be imported or built (a broken install), :func:`get_engine`
+returns None, :func:`unavailable_reason` says why, and the locator's OCR tier reports it
+as its result (``LocateFailure.UNAVAILABLE``).
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
+import os
 import threading
 import unicodedata
 from dataclasses import dataclass
@@ -28,15 +31,21 @@ from typing import Any
 import cv2
 import numpy as np
 
-from remote.core.coords import downscale_size, image_to_screen
+from remote.core.coords import image_to_screen
 from remote.core.locate.image_checks import as_bgr
 from remote.core.locate.ui_tree import normalize_text
 
 logger = logging.getLogger(__name__)
 
-MAX_SIDE = 1280
-ENGINE_ARGS = {"use_cls": False, "text_score": 0.3, "box_thresh": 0.3}
+DET_SHORT_SIDE = 736    # first reading: the detector's input, shorter side (RapidOCR's own default, limit_type min)
+SECOND_LONG_SIDE = 960  # second reading: the detector's input, longer side (another scale for a near miss)
+TEXT_SCORE = 0.3        # lines the recognizer reads with less confidence are dropped
+BOX_THRESH = 0.3        # detector boxes scoring less are dropped (RapidOCR's default 0.5 loses thin captions)
+# The recognizer pads each line to at least this width (RapidOCR: 320). On the tuning part 28 % of its
+# work was padding short lines (counters, names); 96 reads as many lines right and costs 20 % less.
+REC_MIN_WIDTH = 96
 MIN_SIMILARITY = 0.6
+READINGS = ("first", "second")
 
 _engine: Any = None
 _engine_error: str | None = None
@@ -61,20 +70,29 @@ class TextHit:
     similarity: float  # 1.0 for exact, else difflib ratio / containment share
 
 
+def _build_engine() -> Any:
+    from rapidocr_onnxruntime import RapidOCR
+
+    threads = max(1, (os.cpu_count() or 2) // 2)
+    # The detector is given inputs already sized (limit "max" far above any screen): no resize of its own.
+    return RapidOCR(use_cls=False, text_score=TEXT_SCORE, det_box_thresh=BOX_THRESH, det_limit_type="max",
+                    det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, 48, REC_MIN_WIDTH],
+                    intra_op_num_threads=threads, inter_op_num_threads=1)
+
+
 def get_engine() -> Any:
-    """The shared RapidOCR engine, or None when the extra is missing (reason in :func:`unavailable_reason`)."""
+    """The shared RapidOCR engine, or None when it cannot be built (reason in :func:`unavailable_reason`)."""
     global _engine, _engine_error
     if _engine is not None or _engine_error is not None:
         return _engine
     with _lock:
         if _engine is None and _engine_error is None:
             try:
-                from rapidocr_onnxruntime import RapidOCR
-            except ImportError as exc:
-                _engine_error = f"OCR unavailable: install the 'ocr' extra (rapidocr-onnxruntime): {exc}"
-                logger.warning("[OCR] %s; the OCR tier is skipped", _engine_error)
-            else:
-                _engine = RapidOCR()
+                _engine = _build_engine()
+            except (ImportError, OSError, RuntimeError) as exc:   # onnxruntime's load errors are RuntimeErrors
+                _engine_error = (f"OCR cannot run in this install ({type(exc).__name__}: {exc}); "
+                                 "reinstall with: pip install -e .")
+                logger.error("[OCR] %s", _engine_error)
     return _engine
 
 
@@ -86,29 +104,54 @@ def unavailable_reason() -> str:
     return _engine_error or ""
 
 
-def read_text(screenshot: Any, *, max_side: int = MAX_SIDE, engine: Any = None) -> list[TextBox]:
-    """Every text line on the screen with its box in device pixels; [] when OCR is unavailable."""
+def reset_engine() -> None:
+    """Forget the engine (and a failure to build it): the next use builds it again."""
+    global _engine, _engine_error
+    with _lock:
+        _engine, _engine_error = None, None
+
+
+def det_scale(size: tuple[int, int], reading: str = "first") -> float:
+    """The factor from the screenshot to the detector's input of ``reading``."""
+    if reading not in READINGS:
+        raise ValueError(f"unknown OCR reading {reading!r}; use one of {READINGS}")
+    return DET_SHORT_SIDE / min(size) if reading == "first" else SECOND_LONG_SIDE / max(size)
+
+
+def read_text(screenshot: Any, *, reading: str = "first", engine: Any = None) -> list[TextBox]:
+    """Every text line on the screen with its box in device pixels; [] when OCR is unavailable.
+
+    ``reading``: "first" or "second", the detector's scale (:func:`det_scale`); either way the
+    lines are recognized on crops of the full-resolution screenshot."""
     engine = engine or get_engine()
     if engine is None:
         return []
-    bgr = as_bgr(screenshot, "screenshot")
+    bgr = np.ascontiguousarray(as_bgr(screenshot, "screenshot"))
     H, W = bgr.shape[:2]
-    w, h = downscale_size((W, H), max_side)
-    small = cv2.resize(bgr, (w, h), interpolation=cv2.INTER_AREA) if (w, h) != (W, H) else bgr
-    result, _ = engine(np.ascontiguousarray(small), **ENGINE_ARGS)
+    s = det_scale((W, H), reading)
+    w, h = max(32, round(W * s)), max(32, round(H * s))
+    small = cv2.resize(bgr, (w, h), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+    found, _ = engine.text_det(small)
+    if found is None or len(found) == 0:
+        return []
+    back = np.array([W / w, H / h], dtype=np.float32)   # detector pixels -> screenshot pixels
+    quads = [np.asarray(q, dtype=np.float32) * back for q in engine.sorted_boxes(found)]
+    lines, _ = engine.text_rec(engine.get_crop_img_list(bgr, quads))
     boxes = []
-    for pts, text, score in result or []:
-        xs = [p[0] for p in pts]
-        ys = [p[1] for p in pts]
-        bbox = image_to_screen((min(xs), min(ys), max(xs), max(ys)), (w, h), (W, H))
-        if bbox is not None and str(text).strip():
-            boxes.append(TextBox(str(text), bbox, float(score)))
+    for quad, line in zip(quads, lines, strict=True):
+        text, score = str(line[0]), float(line[1])
+        bbox = image_to_screen((float(quad[:, 0].min()), float(quad[:, 1].min()), float(quad[:, 0].max()),
+                                float(quad[:, 1].max())), (W, H), (W, H))
+        if bbox is not None and score >= TEXT_SCORE and text.strip():
+            boxes.append(TextBox(text, bbox, score))
     return boxes
 
 
 def _norm(s: str) -> str:
-    """Comparison form: full-width -> half-width (NFKC), no whitespace, case-folded."""
-    return normalize_text(unicodedata.normalize("NFKC", s or ""))
+    """Comparison form: full-width -> half-width (NFKC), no whitespace, case-folded, no icon-font
+    glyphs (private use, U+E000-U+F8FF: drawn as icons, never read as characters; a target taken
+    from a UI dump carries them, e.g. Weibo's "找回密码 \ue000")."""
+    return normalize_text(unicodedata.normalize("NFKC", "".join(c for c in s or "" if not "\ue000" <= c <= "\uf8ff")))
 
 
 def _merged_lines(boxes: list[TextBox], max_lines: int = 6) -> list[TextBox]:
@@ -168,6 +211,16 @@ def _joined_words(boxes: list[TextBox], max_boxes: int = 3) -> list[TextBox]:
 
 PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
 SURE_KINDS = ("exact", "part", "truncated")   # hits that need no second reading
+NEAR_KINDS = ("contains", "similar")          # a near miss: the text may be there, misread or cut differently
+
+
+def wants_second_reading(hits: list[TextHit]) -> bool:
+    """Whether the second reading (another detector scale) is worth its cost after the first
+    gave ``hits``: only for a near miss -- no sure hit, but a line containing the target, inside
+    it, or reading like it. A text not on the screen rarely has one (1 % of absent texts on the
+    tuning part), so it costs one reading; the targets the second reading finds nearly all had
+    one (the rule and its figures, fitted on the tuning part: ``bench/ocr_bench.py``)."""
+    return not any(h.kind in SURE_KINDS for h in hits) and any(h.kind in NEAR_KINDS for h in hits)
 
 
 def _cls(ch: str) -> str:

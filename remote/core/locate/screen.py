@@ -32,7 +32,7 @@ class Screen:
         self.secure = secure           # the image is a black stand-in: a FLAG_SECURE window (the tree still works)
         self._tree: UITree | None = None
         self._tree_error = tree_error
-        self._texts: dict[int, list[ocr.TextBox]] = {}
+        self._texts: dict[str, list[ocr.TextBox]] = {}
         self._orb: tuple[Any, Any] | None = None
         self._pyramid: matching.Pyramid | None = None
 
@@ -70,18 +70,19 @@ class Screen:
             self._tree_error = str(exc)
         return self._tree
 
-    def text_boxes(self, full: bool = False) -> list[ocr.TextBox]:
-        """OCR lines, read once per screen on a copy downscaled to ``ocr.MAX_SIDE`` (or at full
-        resolution with ``full=True``: small text the downscaled copy loses)."""
-        side = max(self.size) if full else ocr.MAX_SIDE
-        if side not in self._texts:
-            self._texts[side] = ocr.read_text(self.bgr, max_side=side)
-        return self._texts[side]
+    def text_boxes(self, second: bool = False) -> list[ocr.TextBox]:
+        """OCR lines, read once per screen: the first reading, or with ``second=True`` the
+        second one (another detector scale, ``ocr.read_text``), which the OCR tier asks for
+        only after a near miss."""
+        reading = "second" if second else "first"
+        if reading not in self._texts:
+            self._texts[reading] = ocr.read_text(self.bgr, reading=reading)
+        return self._texts[reading]
 
     @property
-    def ocr_downscaled(self) -> bool:
-        """True when the default OCR read is of a downscaled copy (a full-resolution read could see more)."""
-        return bool(max(self.size) > ocr.MAX_SIDE)
+    def ocr_readings(self) -> tuple[str, ...]:
+        """The OCR readings made of this screen so far, in order ("first", then "second")."""
+        return tuple(self._texts)
 
     def pyramid(self) -> matching.Pyramid:
         """Gray pyramid (1/2-1/8 of the screen) shared by every template search on this screen."""
