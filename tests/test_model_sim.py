@@ -129,6 +129,10 @@ def test_delay_and_drip_meet_the_deadline_of_a_model_call():
         with pytest.raises(ModelError, match="no reply within 0.5 s"):
             llm.complete([{"role": "user", "content": "dripping"}], purpose="plan")
         assert json.loads(ask(client(server.url), "plan", "fine")) == {"ok": True}
+        # The server notes what it sent once the reply is written; the client can read the reply first.
+        deadline = time.monotonic() + 5
+        while not (server.requests[1].answer and server.requests[3].answer) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert len(server.requests) == 4 and server.requests[1].answer == server.requests[3].answer == "rule: 200"
 
 
