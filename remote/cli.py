@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Sequence
 
 from remote import __version__
+from remote.cli_values import non_negative_int, port, port_or_zero, positive_float, positive_int, task_text
 from remote.errors import ExitCode, RemoteError
 
 EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay),
@@ -37,61 +38,6 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         if action.default in (None, False, argparse.SUPPRESS) or "default" in text or not action.option_strings:
             return text
         return f"{text} (default: %(default)s)"
-
-
-def port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"port {value} is outside 1..65535")
-    return value
-
-
-def port_or_zero(text: str) -> int:
-    """A port, or 0 for any free one."""
-    return 0 if text.strip() == "0" else port(text)
-
-
-def _whole_number(text: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"{value} must be at least {minimum}" if minimum
-                                         else f"{value} must not be negative")
-    return value
-
-
-def positive_int(text: str) -> int:
-    return _whole_number(text, 1)
-
-
-def non_negative_int(text: str) -> int:
-    return _whole_number(text, 0)
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be a positive number of seconds")
-    return value
-
-
-def task_text(text: str) -> str:
-    from remote.apps import check_task
-    from remote.errors import ConfigError
-
-    try:
-        check_task(text)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(f"{exc.message} ({exc.hint})") from None
-    return text
 
 
 def _command(sub: argparse._SubParsersAction, name: str, summary: str, examples: str,  # type: ignore[type-arg]

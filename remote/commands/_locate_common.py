@@ -8,8 +8,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from remote.core.coords import describe_visibility
 from remote.core.imagefile import open_image
-from remote.core.locate.hybrid_locator import describe_visibility
 from remote.core.record.report import annotate
 from remote.core.records import LocateFailure, LocateResult
 from remote.errors import BadInput, ExitCode

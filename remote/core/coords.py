@@ -211,6 +211,14 @@ def visible_region(bbox: Any, screen_size: Size) -> dict[str, Any]:
     return {"can_interact": ok, "safe_region": region, "visible_fraction": round(fraction, 4)}
 
 
+def describe_visibility(region: dict[str, Any] | None) -> str:
+    """``{"visible_fraction": 0.12, ...}`` -> "12% of it is on the screen" (never a raw dict in a message)."""
+    if not region:
+        return "it is off the screen"
+    fraction = float(region.get("visible_fraction") or 0.0)
+    return "it is off the screen" if fraction <= 0 else f"only {fraction:.0%} of it is on the screen"
+
+
 def scale_factor(image_size: Size, screen_size: Size) -> tuple[float, float]:
     """(sx, sy) that map image pixels to screen pixels (``screen = image * s``)."""
     return screen_size[0] / image_size[0], screen_size[1] / image_size[1]

@@ -26,6 +26,9 @@ through to the next tier.
 from __future__ import annotations
 
 import bisect
+from typing import Any
+
+from remote.core.records import UIElement
 
 ACCEPT = 0.7
 LOW_INFO_CAP = 0.5      # a flat or thin template can match anywhere: never trusted alone
@@ -68,3 +71,13 @@ def calibrate(tier: str, raw: float) -> float:
     i = bisect.bisect_right(xs, raw)
     (x0, y0), (x1, y1) = table[i - 1], table[i]
     return round(y0 + (y1 - y0) * (raw - x0) / (x1 - x0), 4)
+
+
+def make_element(tier: str, bbox: tuple[int, int, int, int], raw: float, desc: str, etype: str,
+                 conf: float | None = None, **meta: Any) -> UIElement:
+    """A tier's found element: its box as ints, its confidence calibrated from ``raw`` (or ``conf``),
+    the tier and raw score in its metadata."""
+    c = calibrate(tier, raw) if conf is None else conf
+    box = (int(bbox[0]), int(bbox[1]), int(bbox[2]), int(bbox[3]))
+    return UIElement(element_type=etype, description=desc, bbox=box, confidence=round(c, 4),
+                     metadata={"tier": tier, "raw_score": round(float(raw), 4), **meta})

@@ -29,16 +29,22 @@ from typing import Any
 
 from PIL import Image
 
-from remote.core.coords import bbox_center, iou, overlaps_screen, to_pixels, visible_region
+from remote.core.coords import (
+    bbox_center,
+    describe_visibility,
+    iou,
+    overlaps_screen,
+    visible_region,
+)
 from remote.core.device.protocol import ScreenSource
-from remote.core.locate import features, image_checks, matching, ocr, tree_roles, visual_policy
+from remote.core.locate import features, image_checks, matching, ocr, tree_tier, visual_policy
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
-from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate
+from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate, make_element
 from remote.core.locate.protocols import VisionTier
 from remote.core.locate.screen import Screen
-from remote.core.locate.target_ref import VISUAL, default_tiers, parse_target
-from remote.core.locate.ui_tree import UINode, UITree, loosely_equal, normalize_text
+from remote.core.locate.target_ref import VISUAL, default_tiers, fixed_box, parse_target
+from remote.core.locate.ui_tree import UITree
 from remote.core.records import LocateFailure, LocateResult, LocateStrategy, UIElement
 
 __all__ = ["HybridLocator", "LocateStrategy", "parse_target"]
@@ -219,7 +225,7 @@ class HybridLocator:
             tree = screen.tree()
             if tree is None:
                 return [], "no UI hierarchy (pass hierarchy= or a device)"
-            return self._tree_elements(tree, kind, value, etype), ""
+            return tree_tier.elements(tree, kind, value, etype), ""
         if tier == "ocr":
             if kind not in ("text", "desc"):
                 return [], ""
@@ -230,64 +236,6 @@ class HybridLocator:
             return self._vision_elements(kind, value, screen, etype, refs, seen)
         return [], f"tier {tier} does not apply to {kind}:"
 
-    def _element(self, tier: str, bbox: tuple[int, int, int, int], raw: float, desc: str, etype: str,
-                 conf: float | None = None, **meta: Any) -> UIElement:
-        c = calibrate(tier, raw) if conf is None else conf
-        return UIElement(element_type=etype, description=desc, bbox=(int(bbox[0]), int(bbox[1]), int(bbox[2]), int(bbox[3])),
-                         confidence=round(c, 4), metadata={"tier": tier, "raw_score": round(float(raw), 4), **meta})
-
-    def _tree_elements(self, tree: UITree, kind: str, value: str, etype: str) -> list[UIElement]:
-        if kind in ("editable", "role"):
-            return self._semantic_elements(tree, kind, value, etype)
-        if kind == "id":
-            nodes = tree.find_by_id(value)
-        elif kind == "desc":
-            nodes = tree.find_by_desc(value, exact=True) or tree.find_by_desc(value, exact=False)
-        else:
-            nodes = self._text_nodes(tree, value)
-        nodes = tree.without_containers(nodes)
-        q = normalize_text(value)
-        out: list[UIElement] = []
-        for n in nodes:
-            target = tree.clickable_target(n)
-            if any(e.bbox == target.bounds for e in out):
-                continue
-            labels = [normalize_text(n.content_desc)] if kind == "desc" else \
-                [normalize_text(n.text), normalize_text(n.content_desc)]
-            exact = kind == "id" or q in labels
-            loose = not exact and any(loosely_equal(lb, value) for lb in labels)   # equal but for punctuation
-            label = max(labels, key=lambda lb: q in lb)
-            raw = 1.0 if exact else 0.95 if loose else 0.5 + 0.3 * (len(q) / max(len(label), 1))
-            if exact and kind == "text" and labels[0] != q:
-                raw = 0.96   # named by its content-desc only: a node showing the text comes first (MIUI's icon+title)
-            out.append(self._element("tree", target.bounds, raw, n.label or n.resource_id, etype, node=n.position,
-                                     match="exact" if exact else "loose" if loose else "contains",
-                                     resource_id=n.resource_id))
-        return out
-
-    def _semantic_elements(self, tree: UITree, kind: str, value: str, etype: str) -> list[UIElement]:
-        out: list[UIElement] = []   # editable: / role: (tree_roles), one element per tap target, best first
-        for hit in tree_roles.find(tree, kind, value):
-            target = tree.clickable_target(hit.node)
-            if not any(e.bbox == target.bounds for e in out):
-                out.append(self._element("tree", target.bounds, tree_roles.score(hit, kind, value), hit.describe(),
-                                         etype, node=hit.node.position, match=hit.match))
-        return out
-
-    @staticmethod
-    def _text_nodes(tree: UITree, value: str) -> list[UINode]:
-        """Nodes showing ``value``: exactly, else containing it (those are candidates only, see _decide).
-
-        A field showing the text just typed (a search box) echoes the query: when other nodes show
-        it too, or contain it ("没有找到'李雷'相关结果"), they are what the step is about, not the echo.
-        """
-        exact = tree.find_by_text(value, exact=True)
-        shown = [n for n in exact if "EditText" not in n.class_name]
-        if shown:
-            return shown
-        contained = [n for n in tree.find_by_text(value, exact=False) if "EditText" not in n.class_name]
-        return contained if exact and contained else exact or tree.find_by_text(value, exact=False)
-
     def _ocr_elements(self, screen: Screen, value: str, etype: str) -> list[UIElement]:
         hits = ocr.match_text(value, screen.text_boxes())
         if ocr.wants_second_reading(hits):
@@ -295,34 +243,12 @@ class HybridLocator:
             again = ocr.match_text(value, screen.text_boxes(second=True))
             if any(h.kind in ocr.SURE_KINDS for h in again):
                 hits = again
-        return [self._element("ocr", h.box.bbox, h.similarity * min(1.0, 0.1 + h.box.score), h.box.text,
+        return [make_element("ocr", h.box.bbox, h.similarity * min(1.0, 0.1 + h.box.score), h.box.text,
                               etype, match=h.kind, ocr_score=round(h.box.score, 3)) for h in hits]
 
     def _fixed_element(self, kind: str, value: str, screen: Screen, etype: str) -> tuple[list[UIElement], str]:
-        spec: Any = value
-        mode = "pixel"
-        if kind == "fixed":
-            if value not in self.fixed_points:
-                return [], f"no fixed point {value!r} in the module config"
-            spec = self.fixed_points[value]
-            mode = "auto"
-            if isinstance(spec, dict):
-                mode = spec.get("mode", "auto")
-                spec = spec.get("bbox") or spec.get("point")
-        try:
-            nums = [float(v) for v in (spec.split(",") if isinstance(spec, str) else spec)]
-        except (TypeError, ValueError):
-            return [], f"bad coordinates {spec!r}"
-        if len(nums) == 2:
-            nums = [nums[0], nums[1], nums[0], nums[1]]
-        if len(nums) != 4:
-            return [], f"bad coordinates {spec!r}"
-        box = to_pixels(nums, screen.size, mode)
-        if box is None:
-            return [], f"bad coordinates {spec!r}"
-        if nums[0] == nums[2] and box[2] - box[0] <= 1:   # a point: a 1 px box around it
-            box = (box[0], box[1], box[0] + 1, box[1] + 1)
-        return [self._element("fixed", box, 1.0, value, etype)], ""
+        box, err = fixed_box(kind, value, self.fixed_points, screen.size)
+        return ([make_element("fixed", box, 1.0, value, etype)], "") if box is not None else ([], err)
 
     def _vision_elements(self, kind: str, value: str, screen: Screen, etype: str, refs: list[Any],
                          seen: list[UIElement]) -> tuple[list[UIElement], str]:
@@ -338,7 +264,7 @@ class HybridLocator:
             return [], res.error or "the vision model did not find it"
         el = res.element
         raw = el.confidence if el.confidence > 0 else 0.8
-        out = self._element("vision", el.bbox, raw, el.description or value, etype,
+        out = make_element("vision", el.bbox, raw, el.description or value, etype,
                             **{k: v for k, v in el.metadata.items() if k not in ("tier", "raw_score")})
         if self.learn_from_vision and kind == "ref" and el.metadata.get("learnable", True):
             # Self-healing: the crop the model found becomes a variant, so the next locate is free.
@@ -399,7 +325,7 @@ class HybridLocator:
             why = visual_policy.refusal(info, raw)
             if why and conf >= ACCEPT:
                 conf, extra = LOW_INFO_CAP, {"refused": why}
-            out.append(self._element(tier, m.bbox, raw, "", etype, conf, scale=m.scale, ncc=m.ncc,
+            out.append(make_element(tier, m.bbox, raw, "", etype, conf, scale=m.scale, ncc=m.ncc,
                                      checks=m.checks, low_info=bool(info["low_info"]), verified=m.score, ref=ref,
                                      **extra))
         return out
@@ -455,11 +381,3 @@ class HybridLocator:
         if vis["can_interact"]:
             element.center = bbox_center(vis["safe_region"])
         return bool(vis["can_interact"])
-
-
-def describe_visibility(region: dict[str, Any] | None) -> str:
-    """``{"visible_fraction": 0.12, ...}`` -> "12% of it is on the screen" (never a raw dict in a message)."""
-    if not region:
-        return "it is off the screen"
-    fraction = float(region.get("visible_fraction") or 0.0)
-    return "it is off the screen" if fraction <= 0 else f"only {fraction:.0%} of it is on the screen"

@@ -10,6 +10,10 @@ button called 发送), so they survive the id renames of app updates (``tree_rol
 
 from __future__ import annotations
 
+from typing import Any
+
+from remote.core.coords import to_pixels
+
 KINDS = ("text", "id", "desc", "editable", "role", "dynamic", "xy", "fixed")
 VISUAL = ("template", "multiscale", "orb")
 TIERS_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -39,3 +43,34 @@ def parse_role(value: str) -> tuple[str, str]:
     """
     cls, _, label = (value or "").partition(":")
     return cls.strip(), label.strip()
+
+
+def fixed_box(kind: str, value: str, fixed_points: dict[str, Any],
+              screen_size: tuple[int, int]) -> tuple[tuple[int, int, int, int] | None, str]:
+    """The box an ``xy:X,Y`` (pixels) or ``fixed:NAME`` target (``fixed_points[NAME]``: a point or a
+    box, pixels or 0-1000, or ``{"bbox"|"point": ..., "mode": ...}``) names on a screen of this size;
+    a point becomes a 1 px box. ``(None, why)`` when it names none."""
+    spec: Any = value
+    mode = "pixel"
+    if kind == "fixed":
+        if value not in fixed_points:
+            return None, f"no fixed point {value!r} in the module config"
+        spec = fixed_points[value]
+        mode = "auto"
+        if isinstance(spec, dict):
+            mode = spec.get("mode", "auto")
+            spec = spec.get("bbox") or spec.get("point")
+    try:
+        nums = [float(v) for v in (spec.split(",") if isinstance(spec, str) else spec)]
+    except (TypeError, ValueError):
+        return None, f"bad coordinates {spec!r}"
+    if len(nums) == 2:
+        nums = [nums[0], nums[1], nums[0], nums[1]]
+    if len(nums) != 4:
+        return None, f"bad coordinates {spec!r}"
+    box = to_pixels(nums, screen_size, mode)
+    if box is None:
+        return None, f"bad coordinates {spec!r}"
+    if nums[0] == nums[2] and box[2] - box[0] <= 1:   # a point: a 1 px box around it
+        box = (box[0], box[1], box[0] + 1, box[1] + 1)
+    return box, ""
