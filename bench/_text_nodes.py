@@ -17,8 +17,8 @@ A node with text is left out of the OCR measurement (and counted per reason) whe
              draws (10 sp on a 393-dp-wide screen). The dump gives a node's visible box, so a line
              its list cuts at the edge of a bar drawn over it keeps a sliver of a box. Looked at,
              every such node in both parts: Weibo's counters (470/198/972, boxes 19 px) and two
-             captions cut at the action bar show the top third to half of their glyphs (tuning, 26
-             nodes); "RPC token" and "aria2" (26 and 23 px) lie wholly under a bottom app bar
+             captions cut at the action bar show the top third to half of their glyphs (tuning, 27
+             nodes, one of them also covered); "RPC token" and "aria2" (26 and 23 px) lie wholly under a bottom app bar
              (checking, 2 nodes)
   clipped    less than 80 % of its box inside every ancestor's box (scrolled out of its list)
   covered    half of its box or more under a node drawn later (document order is drawing
