@@ -152,6 +152,18 @@ def test_the_first_readings_detector_is_the_same_model_with_its_arena_kept(engin
     assert timing["lines"] == len(LABELS) == len(boxes) and timing["det_ms"] > 0 and timing["rec_ms"] > 0
 
 
+def test_a_rapidocr_of_another_layout_keeps_its_own_detector(caplog):
+    # A RapidOCR whose detector has no session where this one has it: slower, not unavailable.
+    class Detector:
+        pass
+
+    class Rapid:
+        text_det = Detector()
+
+    assert ocr._arena_detector(Rapid(), 1) is Rapid.text_det
+    assert "keeps no memory arena" in caplog.text
+
+
 def test_a_text_not_on_the_screen_is_absent_after_one_reading(engine):
     img = _screen(LABELS)
     screen = Screen(img)
