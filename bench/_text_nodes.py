@@ -13,6 +13,13 @@ A node with text is left out of the OCR measurement (and counted per reason) whe
              when the page is pulled down; drawn on none of these screenshots, checked by eye)
   markup     nothing left after the app's span placeholders are removed (below)
   small      narrower than 16 px or lower than 12 px, or not wholly inside the screenshot
+  cut        lower than 2.5 % of the screen's width: less than a line of the smallest text a phone
+             draws (10 sp on a 393-dp-wide screen). The dump gives a node's visible box, so a line
+             its list cuts at the edge of a bar drawn over it keeps a sliver of a box. Looked at,
+             every such node in both parts: Weibo's counters (470/198/972, boxes 19 px) and two
+             captions cut at the action bar show the top third to half of their glyphs (tuning, 27
+             nodes, one of them also covered); "RPC token" and "aria2" (26 and 23 px) lie wholly under a bottom app bar
+             (checking, 2 nodes)
   clipped    less than 80 % of its box inside every ancestor's box (scrolled out of its list)
   covered    half of its box or more under a node drawn later (document order is drawing
              order) that is neither its ancestor nor its descendant and either carries text
@@ -33,7 +40,8 @@ from __future__ import annotations
 from remote.core.locate.ui_tree import UINode, UITree, normalize_text
 
 STATE_WORDS = {"on", "off", "开启", "关闭", "开", "关", "已开启", "已关闭"}
-REASONS = ("password", "state", "glyph", "alt", "web", "markup", "small", "clipped", "covered")
+REASONS = ("password", "state", "glyph", "alt", "web", "markup", "small", "cut", "clipped", "covered")
+CUT_SHARE = 0.025   # a text box lower than this share of the screen's width holds no whole line
 PLACEHOLDERS = ("*&*", "tag_margin_left")
 WEB_VIEW = "android.webkit.WebView"
 
@@ -81,6 +89,8 @@ def _reason(tree: UITree, n: UINode, size: tuple[int, int]) -> str:
     x1, y1, x2, y2 = n.bounds
     if n.width < 16 or n.height < 12 or x1 < 0 or y1 < 0 or x2 > size[0] or y2 > size[1]:
         return "small"
+    if n.height < CUT_SHARE * size[0]:
+        return "cut"
     box = n.bounds
     ancestors = _ancestors(tree, n)
     for a in ancestors:

@@ -22,6 +22,8 @@ machine inflates much less):
               or content-desc of this screenshot's UI dump (an OCR-independent check). absent% =
               reported absent; claimed% = "found" anyway (reliable or not)
   reading     per screenshot: the first reading, and the second where a locate asked for it
+  first: det  the first reading's parts (``Screen.ocr_timing``): the detector (with the resize), and
+  first: rec  the recognizer on every detected line (lines: median lines per screenshot); wall ms only
 Counting as ``_tally``: hit (tap point on a node showing that label, or its clickable target),
 dup (several candidates, all such nodes), amb, wrong; found = hit + dup.
 """
@@ -73,6 +75,7 @@ class Row:
     ms: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     second: int = 0   # locates after which the screen had a second reading
+    lines: list[int] = field(default_factory=list)   # lines detected (the reading's parts)
 
     def add(self, kind: str, ms: float, cpu: float, second: bool = False) -> None:
         self.n += 1
@@ -145,6 +148,10 @@ def every_node(loc: HybridLocator, shot: Shot, rows: dict) -> None:
     shared, tree_screen = Screen(shot.image), Screen(shot.image, shot.tree)
     _, ms, cpu = timed(shared.text_boxes)
     rows[("reading: first", shot.part)].add("hit", ms, cpu)
+    for part in ("det", "rec"):
+        row = rows[(f"first: {part}", shot.part)]
+        row.add("hit", shared.ocr_timing["first"][f"{part}_ms"], float("nan"))
+        row.lines.append(int(shared.ocr_timing["first"]["lines"]))
     for n in shot.nodes:
         target = "text:" + drawn_text(n)
         right, same_thing = node_check(shot, drawn_text(n))
@@ -195,6 +202,8 @@ TABLES = (   # (row names, header, cells of a row)
     (("absent",), f"{'n':>5}{'absent%':>8}{'claimed%':>9}{'2nd%':>6}",
      lambda r: f"{r.n:>5}{r.rate('miss'):>8.1f}{r.rate('wrong', 'amb'):>9.1f}{100 * r.second / r.n:>6.1f}"),
     (("reading: first", "reading: second"), f"{'n':>5}", lambda r: f"{r.n:>5}"),
+    (("first: det", "first: rec"), f"{'n':>5}{'lines':>6}",
+     lambda r: f"{r.n:>5}{statistics.median(r.lines):>6.0f}"),
 )
 
 

@@ -86,6 +86,19 @@ def test_icon_glyphs_in_a_target_are_not_read():
     assert ocr.match_text("\ue60a", [_box("找回密码")]) == []
 
 
+def test_look_alikes_the_recognizer_confuses_compare_equal():
+    # Misreads seen on the tuning part: the letter O read as the digit 0, an accent dropped.
+    assert ocr.match_text("Tue, Oct 24", [_box("Tue, 0ct 24")])[0].kind == "exact"
+    assert ocr.match_text("Loïc Teyssier", [_box("Loic Teyssier")])[0].kind == "exact"
+    # A folded target inside a longer line still gets its own box, placed by the line's own characters.
+    line = ocr.TextBox("Today Oct 24", (0, 0, 600, 40), 0.9)
+    hit = ocr.match_text("0ct", [line])[0]
+    assert hit.kind == "part" and 250 < hit.box.center[0] < 450
+    # Other look-alikes stay apart: a 5 is not an S, a different word is not folded into the target.
+    assert ocr.match_text("Settings", [_box("Setting5")])[0].kind == "similar"
+    assert all(h.kind != "exact" for h in ocr.match_text("Loop", [_box("L00k")]))
+
+
 def test_second_reading_only_after_a_near_miss():
     near = [ocr.TextHit(_box("Setting5"), "similar", 0.88)]
     sure = [ocr.TextHit(_box("Settings"), "exact", 1.0)]
@@ -126,6 +139,29 @@ def test_read_text_boxes_in_device_pixels(engine):
     assert hit, boxes
     x, y = hit[0].box.center
     assert 600 <= x <= 900 and 1790 <= y <= 1890   # device pixels, not the detector's copy's
+
+
+def test_the_first_readings_detector_is_the_same_model_with_its_arena_kept(engine):
+    img = _screen(LABELS)
+    assert engine.first_det.infer.session.get_session_options().enable_cpu_mem_arena
+    plain = ocr.Engine(engine.rapid, engine.rapid.text_det)   # RapidOCR's own detector: no arena
+    assert not engine.rapid.text_det.infer.session.get_session_options().enable_cpu_mem_arena
+    timing: dict[str, float] = {}
+    boxes = ocr.read_text(img, engine=engine, timing=timing)
+    assert boxes == ocr.read_text(img, engine=plain)   # same lines, same boxes, same scores
+    assert timing["lines"] == len(LABELS) == len(boxes) and timing["det_ms"] > 0 and timing["rec_ms"] > 0
+
+
+def test_a_rapidocr_of_another_layout_keeps_its_own_detector(caplog):
+    # A RapidOCR whose detector has no session where this one has it: slower, not unavailable.
+    class Detector:
+        pass
+
+    class Rapid:
+        text_det = Detector()
+
+    assert ocr._arena_detector(Rapid(), 1) is Rapid.text_det
+    assert "keeps no memory arena" in caplog.text
 
 
 def test_a_text_not_on_the_screen_is_absent_after_one_reading(engine):

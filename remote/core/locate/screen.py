@@ -33,6 +33,7 @@ class Screen:
         self._tree: UITree | None = None
         self._tree_error = tree_error
         self._texts: dict[str, list[ocr.TextBox]] = {}
+        self.ocr_timing: dict[str, dict[str, float]] = {}   # per reading: det_ms, rec_ms, lines (ocr.read_text)
         self._orb: tuple[Any, Any] | None = None
         self._pyramid: matching.Pyramid | None = None
 
@@ -76,7 +77,8 @@ class Screen:
         asks for only after a near miss."""
         reading = "second" if second else "first"
         if reading not in self._texts:
-            self._texts[reading] = ocr.read_text(self.bgr, reading=reading)
+            self.ocr_timing[reading] = {}
+            self._texts[reading] = ocr.read_text(self.bgr, reading=reading, timing=self.ocr_timing[reading])
         return self._texts[reading]
 
     @property
