@@ -35,7 +35,17 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _cases import EXTRA, PART_NAMES, POSITIVE, SCALES, build_cases, condition_screen, copy_of, load_pairs  # noqa: E402
+from _cases import (  # noqa: E402
+    CONDITIONS,
+    EXTRA,
+    PART_NAMES,
+    POSITIVE,
+    SCALES,
+    build_cases,
+    condition_screen,
+    copy_of,
+    load_pairs,
+)
 from _tally import Refusals, Tally, inside, judge, print_calibration, print_summary  # noqa: E402
 
 from remote.core.locate import matching  # noqa: E402
@@ -139,6 +149,8 @@ def main() -> int:
     ap.add_argument("--no-airtest", action="store_true")
     ap.add_argument("--airtest-python", default=AIRTEST)
     ap.add_argument("--calibration", action="store_true", help="precision per raw-score bin (tuning part)")
+    ap.add_argument("--conditions", help="only these conditions, comma-separated (e.g. x1.33,neg-same-app; "
+                    "while tuning: the summary's other columns stay empty)")
     ap.add_argument("--no-scale-prior", action="store_true", help="do not tell the locator the source screen size")
     args = ap.parse_args()
     data = Path(args.data)
@@ -156,6 +168,16 @@ def main() -> int:
     cases, counts = build_cases(pairs, args.per_screen, limit=args.limit or None, low_info=low, conditions=conds)
     if args.part:
         cases = [c for c in cases if c.part == args.part]
+    if args.conditions:
+        wanted = set(args.conditions.split(","))
+        unknown = wanted - set(CONDITIONS)
+        if unknown:
+            ap.error(f"unknown condition(s) {', '.join(sorted(unknown))}; known: {', '.join(CONDITIONS)}")
+        if wanted & set(EXTRA):
+            cases, _ = build_cases(pairs, args.per_screen, limit=args.limit or None, low_info=low,
+                                   conditions=POSITIVE + EXTRA)
+            cases = [c for c in cases if not args.part or c.part == args.part]
+        cases = [c for c in cases if c.condition in wanted]
     for part in PART_NAMES:
         mine = [c for c in cases if c.part == part]
         print(f"{part}: {len({c.pair for c in mine if c.condition == 'same'})} screenshots, "

@@ -63,6 +63,7 @@ EARLY_STOP = 0.85          # a match verified this well ends the scale search af
 HALF_MIN = 0.7             # multiscale: a peak under this NCC on the half level is not refined further
 HALF_FIRST = 0.5           # ... checked first at its coarse scale alone: under this, the other scales are not tried
 HALF_GOOD = 0.9            # ... at or over this, the coarse scale is kept (+-1.5 % at full resolution only)
+FULL_GOOD = 0.95           # ... and matched at full resolution at that scale alone when it fits this well
 QUARTER_MIN = 0.45         # a peak from a level coarser than 1/4 under this NCC on the 1/4 level is dropped
 PYRAMID_LEVELS = 4         # full, 1/2, 1/4, 1/8 (a 1/16 level lost matches at x1.33 and saved nothing)
 BETWEEN_LEVELS = (3, 5, 6, 7)   # 1/3, 1/5, 1/6, 1/7 between them, built on first use
@@ -203,7 +204,8 @@ def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[floa
 
 def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
             multiscale: bool, memo: dict[Any, Any] | None = None, tkey: Any = None,
-            sized: dict[tuple[int, int], np.ndarray] | None = None) -> tuple[float, BBox, float] | None:
+            sized: dict[tuple[int, int], np.ndarray] | None = None,
+            expected: bool = False) -> tuple[float, BBox, float] | None:
     """Best full-resolution NCC near the coarse peak (x, y) found on the pyramid's 1/``d`` level.
 
     A peak from a level coarser than 1/4 is checked on the 1/4 level first (``QUARTER_MIN``: on
@@ -248,9 +250,19 @@ def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
         if val < HALF_MIN:
             return None
         x, y, m = box[0] * 2, box[1] * 2, 3
-        fine = (1.0,) if not multiscale else (0.985, 1.0, 1.015) if settled else (0.97, 0.985, 1.0, 1.015, 1.03)
+        if multiscale and settled and expected:   # the expected scale alone; +-1.5 % when it does not fit well
+            found = _refine_at(sg, tg, x, y, [s_half * 2], m, sized)
+            if found is None or found[0] < FULL_GOOD:
+                more = _refine_at(sg, tg, x, y, [s_half * 2 * 0.985, s_half * 2 * 1.015], m, sized)
+                found = max((f for f in (found, more) if f is not None), key=lambda f: f[0], default=None)
+            return _big_enough(found)
+        fine = (1.0,) if not multiscale else (0.985, 1.0, 1.015) if settled or expected else (0.97, 0.985, 1.0, 1.015, 1.03)
         scales = [s_half * 2 * f for f in fine]
-    found = _refine_at(sg, tg, x, y, scales, m, sized)
+    return _big_enough(_refine_at(sg, tg, x, y, scales, m, sized))
+
+
+def _big_enough(found: tuple[float, BBox, float] | None) -> tuple[float, BBox, float] | None:
+    """A refined match, or None when its box came out under ``MIN_TEMPLATE_SIDE``."""
     if found is None or min(found[1][2] - found[1][0], found[1][3] - found[1][1]) < MIN_TEMPLATE_SIDE:
         return None
     return found
@@ -336,7 +348,8 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
 
     def refined(peak: tuple[float, int, int, float, int]) -> Match | None:
         cv, x, y, s, d = peak
-        ref = _refine(pyr, tg, x, y, s, d, scales[1] - scales[0] > 1e-6, memo, tkey, sized)
+        ref = _refine(pyr, tg, x, y, s, d, scales[1] - scales[0] > 1e-6, memo, tkey, sized,
+                      expected=prior_scale is not None and abs(s / prior_scale - 1) < 1e-3)
         if ref is None or ref[0] < floor:
             return None
         checks = verify(sb, tb, ref[1])
