@@ -166,7 +166,7 @@ def test_a_template_searched_on_an_in_between_level_is_found_exactly(side):
 
 
 def test_a_weak_coarse_peak_is_dropped_on_the_quarter_level_before_the_half_level():
-    icons = [_icon(seed, (100, 100)) for seed in (20, 21, 22, 23)]
+    icons = [_icon(seed, (100, 100)) for seed in (64, 65, 66, 67)]   # an absent icon with weak peaks far off
     scr = _screen(*((icon, (60 + 260 * (i % 2), 200 + 600 * (i // 2))) for i, icon in enumerate(icons[1:])),
                   size=(1800, 700))
     memo: dict = {}
@@ -176,3 +176,53 @@ def test_a_weak_coarse_peak_is_dropped_on_the_quarter_level_before_the_half_leve
     assert quarter and quarter - half                 # some peaks checked on 1/4 never reached the half level
     found = M.find_multiscale(scr, icons[2], memo={})  # a present one still passes both
     assert found and found[0].bbox == (320, 200, 420, 300) and found[0].score > 0.95
+
+
+def test_halving_rounds_up_and_keeps_an_odd_last_column_and_row():
+    img = np.zeros((5, 7), np.uint8)
+    img[:, -1] = 200   # a template at the screen's right edge keeps its last column on the coarse levels
+    img[-1, :] = 100
+    half = M._halved(img)
+    assert half.shape == (3, 4)
+    assert half[0, -1] == 200 and half[-1, 0] == 100 and half[0, 0] == 0
+
+
+@pytest.mark.parametrize("shown_scale", [1.3333, 1.36])
+def test_the_expected_scale_is_matched_exactly_and_a_near_one_still_found(shown_scale):
+    # The screen sizes say x1.3333; a phone whose layout rounds differently draws the element 2 % larger.
+    icon = _icon(13, (90, 90))
+    side = round(90 * shown_scale)
+    shown = np.asarray(Image.fromarray(icon).resize((side, side), Image.Resampling.LANCZOS))
+    found = M.find_multiscale(_screen((shown, (517, 333)), size=(1600, 900)), icon, 1.0, 1.87, prior_scale=1.3333)
+    assert found and M.iou(found[0].bbox, (517, 333, 517 + side, 333 + side)) > 0.9
+    assert found[0].score >= M.EARLY_STOP and abs(found[0].scale / shown_scale - 1) < 0.02
+
+
+def _cards(colours: list[tuple[int, int, int]]) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
+    """One card pattern (bars on white) drawn in each colour, side by side in rows of four."""
+    boxes, places = [], []
+    for i, colour in enumerate(colours):
+        card = np.full((96, 120, 3), 255, np.uint8)
+        for y, w in ((12, 90), (36, 60), (60, 100)):
+            card[y:y + 14, 10:10 + w] = colour
+        x, y = 37 + 143 * (i % 4), 101 + 131 * (i // 4)
+        places.append((card, (x, y)))
+        boxes.append((x, y, x + 120, y + 96))
+    return _screen(*places, size=(900, 640)), boxes
+
+
+def test_a_card_among_cards_of_other_colours_is_found(monkeypatch):
+    # In gray every card is the template (NCC ignores contrast); only colour tells them apart, so the
+    # right card can rank below the others on the coarse level. A place alike in gray that fails on
+    # colour sends the look-alike sweep over the other coarse peaks, as a verified match does.
+    colours = [(200, 60, 60), (60, 160, 60), (60, 60, 200), (160, 120, 30),
+               (30, 140, 150), (150, 40, 150), (90, 90, 90), (230, 200, 40)]
+    scr, boxes = _cards(colours)
+
+    def verified(k: int) -> list[tuple[int, int, int, int]]:
+        tpl = scr[boxes[k][1]:boxes[k][3], boxes[k][0]:boxes[k][2]].copy()
+        return [m.bbox for m in M.find_template(scr, tpl) if m.score >= 0.8]
+
+    assert all(verified(k) == [boxes[k]] for k in range(len(colours)))
+    monkeypatch.setattr(M, "SWEEP_GRAY", 1.01)   # without it, a card ranked low on the coarse level is lost
+    assert [k for k in range(len(colours)) if boxes[k] not in verified(k)]
