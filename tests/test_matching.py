@@ -6,6 +6,7 @@ from PIL import Image
 
 from remote.core.locate import features as F
 from remote.core.locate import matching as M
+from remote.core.locate import pyramid as P
 
 
 def _icon(seed: int, size=(60, 60)) -> np.ndarray:
@@ -134,12 +135,12 @@ def test_a_shared_memo_changes_no_result():
 
 def test_pyramid_levels_between_powers_of_two_are_built_on_first_use():
     gray = np.random.default_rng(0).integers(0, 255, (2340, 1080), dtype=np.uint8)
-    pyr = M.gray_pyramid(gray)
+    pyr = P.gray_pyramid(gray)
     assert pyr.denominators == [1, 2, 3, 4, 5, 6, 7, 8]
     assert pyr[1] is gray and pyr[8].shape == (293, 135)
     sixth = pyr[6]
     assert sixth.shape == (390, 180) and pyr[6] is sixth           # built once
-    small = M.gray_pyramid(gray[:820, :360])                       # 1/8 would drop under 64 px
+    small = P.gray_pyramid(gray[:820, :360])                       # 1/8 would drop under 64 px
     assert small.denominators == [1, 2, 3, 4]
     with pytest.raises(KeyError, match="1/8"):
         small[8]
@@ -182,7 +183,7 @@ def test_halving_rounds_up_and_keeps_an_odd_last_column_and_row():
     img = np.zeros((5, 7), np.uint8)
     img[:, -1] = 200   # a template at the screen's right edge keeps its last column on the coarse levels
     img[-1, :] = 100
-    half = M._halved(img)
+    half = P._halved(img)
     assert half.shape == (3, 4)
     assert half[0, -1] == 200 and half[-1, 0] == 100 and half[0, 0] == 0
 

@@ -15,6 +15,7 @@ import numpy as np
 from PIL import Image
 
 from remote.core.locate import features, matching, ocr
+from remote.core.locate.pyramid import Pyramid, gray_pyramid
 from remote.core.locate.ui_tree import UITree, UITreeError, parse_hierarchy
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ class Screen:
         self._texts: dict[str, list[ocr.TextBox]] = {}
         self.ocr_timing: dict[str, dict[str, float]] = {}   # per reading: det_ms, rec_ms, lines (ocr.read_text)
         self._orb: tuple[Any, Any] | None = None
-        self._pyramid: matching.Pyramid | None = None
+        self._pyramid: Pyramid | None = None
 
     @property
     def pil(self) -> Image.Image:
@@ -86,10 +87,10 @@ class Screen:
         """The OCR readings made of this screen so far, in order ("first", then "second")."""
         return tuple(self._texts)
 
-    def pyramid(self) -> matching.Pyramid:
+    def pyramid(self) -> Pyramid:
         """Gray pyramid (1/2-1/8 of the screen) shared by every template search on this screen."""
         if self._pyramid is None:
-            self._pyramid = matching.gray_pyramid(self.gray)
+            self._pyramid = gray_pyramid(self.gray)
         return self._pyramid
 
     def orb(self) -> tuple[Any, Any]:
