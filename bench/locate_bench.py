@@ -164,20 +164,12 @@ def main() -> int:
     def low(crop):
         return bool(matching.information(crop[:, :, ::-1])["low_info"])
 
-    conds = POSITIVE + (EXTRA if args.extra_scales else ())
+    wanted = set(args.conditions.split(",")) if args.conditions else set(CONDITIONS)
+    if wanted - set(CONDITIONS):
+        ap.error(f"unknown condition(s) {', '.join(sorted(wanted - set(CONDITIONS)))}; known: {', '.join(CONDITIONS)}")
+    conds = POSITIVE + (EXTRA if args.extra_scales or (args.conditions and wanted & set(EXTRA)) else ())
     cases, counts = build_cases(pairs, args.per_screen, limit=args.limit or None, low_info=low, conditions=conds)
-    if args.part:
-        cases = [c for c in cases if c.part == args.part]
-    if args.conditions:
-        wanted = set(args.conditions.split(","))
-        unknown = wanted - set(CONDITIONS)
-        if unknown:
-            ap.error(f"unknown condition(s) {', '.join(sorted(unknown))}; known: {', '.join(CONDITIONS)}")
-        if wanted & set(EXTRA):
-            cases, _ = build_cases(pairs, args.per_screen, limit=args.limit or None, low_info=low,
-                                   conditions=POSITIVE + EXTRA)
-            cases = [c for c in cases if not args.part or c.part == args.part]
-        cases = [c for c in cases if c.condition in wanted]
+    cases = [c for c in cases if (not args.part or c.part == args.part) and c.condition in wanted]
     for part in PART_NAMES:
         mine = [c for c in cases if c.part == part]
         print(f"{part}: {len({c.pair for c in mine if c.condition == 'same'})} screenshots, "
