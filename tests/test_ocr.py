@@ -3,6 +3,7 @@
 import importlib.metadata
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
@@ -12,7 +13,9 @@ from remote.cli import main
 from remote.core.locate import ocr
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
+from remote.core.plan.checks import SuccessCheck
 from remote.core.records import LocateFailure
+from remote.runner.final_check import FinalChecker
 
 FONT = Path(remote.__file__).resolve().parent / "assets" / "fonts" / "WenQuanYiMicroHeiSubset.ttf"
 
@@ -218,3 +221,11 @@ def test_a_broken_install_is_the_locate_result_not_a_skip(broken_install, tmp_pa
     img.save(path)
     assert main(["locate", str(path), "text:Contacts"]) == 2   # the environment failed, not the screen
     assert "OCR cannot run in this install" in capsys.readouterr().err
+
+
+def test_a_final_check_that_needs_ocr_in_a_broken_install_says_why_it_could_not_tell(broken_install):
+    checker = FinalChecker(SimpleNamespace(checks=SimpleNamespace(has_model=False)))   # type: ignore[arg-type]
+    result = checker.check(SuccessCheck(text=("Contacts",)), Screen(_screen([((100, 400), "Contacts", 48)],
+                                                                             (720, 1600))))
+    assert result.passed is None and "OCR cannot run in this install" in result.summary
+    assert "pip install" in result.summary
