@@ -83,9 +83,9 @@ class FinalChecker:
     def _ocr(self, text: str, screen: Screen) -> CheckItem:
         what = f"{text!r} on the screen"
         if screen.secure:
-            return CheckItem(what, None, "a secure screen: no UI tree and no OCR reading", "")
+            return CheckItem(what, None, "a secure screen (its image is black): no OCR reading", "")
         if not ocr.available():
-            return CheckItem(what, None, f"no UI tree, and {ocr.unavailable_reason() or 'OCR cannot run'}", "")
+            return CheckItem(what, None, f"no OCR reading: {ocr.unavailable_reason() or 'OCR cannot run'}", "")
         q = normalize_text(text)
         for box in screen.text_boxes():
             if normalize_text(box.text) == q or loosely_equal(box.text, text):

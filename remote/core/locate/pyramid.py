@@ -48,7 +48,7 @@ def _halved(image: np.ndarray) -> np.ndarray:
     """``image`` at half size (rounded up, as pyrDown), each pixel the mean of a 2x2 block: INTER_AREA's
     exact-halving path, 5x cheaper than pyrDown's 5x5 Gaussian (on the tuning part: no hit lost, +3 at
     x0.75, +7 at zoom1.15, absent templates' peaks dropped on the 1/4 level 33 -> 41 %; one thin label of
-the checking part lost to the sampling phase, see docs/locator.md). An odd last row
+    the checking part lost to the sampling phase, see docs/locator.md). An odd last row
     or column is repeated (dropped, a template at the screen's edge lost its last column on the coarse
     levels)."""
     h, w = image.shape[:2]
