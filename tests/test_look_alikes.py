@@ -105,6 +105,13 @@ def _find(template: Image.Image, screen: Image.Image):
     return HybridLocator().locate_image(template, screen, source_size=screen.size)
 
 
+def _assert_found_and_trusted(screen: Image.Image, box: tuple[int, int, int, int]) -> None:
+    """The crop of ``box`` located on ``screen``: trusted, at ``box``."""
+    res = _find(screen.crop(box), screen)
+    assert res.success and res.reliable, (res.error, [c.bbox for c in res.candidates])
+    assert _centre_in(res.element.bbox, box)
+
+
 TILE, TILE_GAP = 340, 8
 
 
@@ -130,16 +137,12 @@ def _photo_grid() -> tuple[Image.Image, list[tuple[int, int, int, int]]]:
 @pytest.mark.parametrize("i", [0, 4, 8])
 def test_a_checkbox_in_a_photo_grid_is_found_at_its_own_photo(i):
     screen, boxes = _photo_grid()
-    res = _find(screen.crop(boxes[i]), screen)
-    assert res.success and res.reliable, (res.error, [c.bbox for c in res.candidates])
-    assert _centre_in(res.element.bbox, boxes[i])
+    _assert_found_and_trusted(screen, boxes[i])
 
 
 def test_a_large_profile_picture_among_others_of_its_size_is_found():
     screen, _ = _photo_grid()
-    res = _find(screen.crop(_tile_box(5)), screen)
-    assert res.success and res.reliable, res.error
-    assert _centre_in(res.element.bbox, _tile_box(5))
+    _assert_found_and_trusted(screen, _tile_box(5))
 
 
 TABS = ["Hot search", "Bookmarks", "History", "Following"]
@@ -162,10 +165,7 @@ def _tab_bar() -> tuple[Image.Image, list[tuple[int, int, int, int]]]:
 @pytest.mark.parametrize("word", ["Hot search", "Bookmarks"])
 def test_a_tab_beside_tabs_of_the_same_style_is_found(word):
     screen, boxes = _tab_bar()
-    box = boxes[TABS.index(word)]
-    res = _find(screen.crop(box), screen)
-    assert res.success and res.reliable, (res.error, [c.bbox for c in res.candidates])
-    assert _centre_in(res.element.bbox, box)
+    _assert_found_and_trusted(screen, boxes[TABS.index(word)])
 
 
 def _cards() -> tuple[Image.Image, list[tuple[int, int, int, int]]]:
@@ -186,9 +186,7 @@ def _cards() -> tuple[Image.Image, list[tuple[int, int, int, int]]]:
 @pytest.mark.parametrize("k", [0, 2])
 def test_a_suggestion_card_among_cards_of_one_layout_is_found(k):
     screen, boxes = _cards()
-    res = _find(screen.crop(boxes[k]), screen)
-    assert res.success and res.reliable, (res.error, [c.bbox for c in res.candidates])
-    assert _centre_in(res.element.bbox, boxes[k])
+    _assert_found_and_trusted(screen, boxes[k])
 
 
 def test_a_more_options_icon_is_found_in_a_toolbar_and_refused_where_every_row_has_one():
@@ -198,10 +196,7 @@ def test_a_more_options_icon_is_found_in_a_toolbar_and_refused_where_every_row_h
     _dots(draw, 1010, 160)                       # "More options"
     _dots(draw, 880, 160, vertical=False)        # a horizontal "..." beside it
     draw.ellipse((730, 128, 794, 192), outline=(60, 60, 66), width=8)   # a search lens
-    more = (980, 112, 1040, 208)
-    res = _find(toolbar.crop(more), toolbar)
-    assert res.success and res.reliable, (res.error, [c.bbox for c in res.candidates])
-    assert _centre_in(res.element.bbox, more)
+    _assert_found_and_trusted(toolbar, (980, 112, 1040, 208))
 
     rows = Image.new("RGB", SIZE, (255, 255, 255))
     draw = ImageDraw.Draw(rows)
