@@ -11,7 +11,7 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from remote.sim import clipboard
+from remote.sim import clipboard, real_screen, realism
 from remote.sim.device import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
 
@@ -33,7 +33,9 @@ _NPE = ("Exception occurred while executing 'text':\n"
 # ---------------------------------------------------------------- input
 
 
-def input_(ctx: Ctx, argv: list[str]) -> int:
+def input_(ctx: Ctx, argv: list[str], *, app_process: bool = True) -> int:
+    if app_process:   # `input` is a Java program (an app_process per call); `cmd input` is not (realism.cmd)
+        realism.app_process_start(ctx)
     args = argv[1:]
     if args and args[0] in ("touchscreen", "touchpad", "keyboard", "mouse", "dpad", "stylus", "trackball"):
         args = args[1:]
@@ -46,11 +48,16 @@ def input_(ctx: Ctx, argv: list[str]) -> int:
     phone = ctx.phone
     try:
         if sub == "tap" and len(rest) >= 2:
-            phone.tap(int(float(rest[0])), int(float(rest[1])))
+            x, y = real_screen.to_portrait(phone, int(float(rest[0])), int(float(rest[1])))
+            if not realism.on_tap(phone, x, y):
+                phone.tap(x, y)
         elif sub in ("swipe", "draganddrop") and len(rest) >= 4:
             x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
+            x1, y1 = real_screen.to_portrait(phone, x1, y1)
+            x2, y2 = real_screen.to_portrait(phone, x2, y2)
             duration = int(rest[4]) if len(rest) > 4 else 300
-            phone.swipe(x1, y1, x2, y2, duration)
+            if not realism.on_swipe(phone, x1, y1, x2, y2):
+                phone.swipe(x1, y1, x2, y2, duration)
             ctx.sleep(min(duration, 5000) / 1000.0)  # `input swipe` blocks for its duration
         elif sub == "keyevent" and rest:
             for name in (r for r in rest if not r.startswith("--")):
@@ -58,7 +65,8 @@ def input_(ctx: Ctx, argv: list[str]) -> int:
                 if code is None:
                     ctx.err(f"Error: Unknown keycode: {name}\n")  # real input ignores it the same way
                     continue
-                phone.key(code)
+                if not realism.on_key(phone, code):
+                    phone.key(code)
         elif sub == "text" and rest:
             text = rest[0].replace("%s", " ")
             if not all(32 <= ord(ch) < 127 or ch in "\n\t" for ch in text):
@@ -195,6 +203,7 @@ def _adb_keyboard(phone: Phone, action: str, extras: dict[str, str]) -> None:
 
 
 def monkey(ctx: Ctx, argv: list[str]) -> int:
+    realism.app_process_start(ctx)
     args = argv[1:]
     for a in args:
         ctx.out(f"  bash arg: {a}\n")
@@ -288,23 +297,13 @@ def ime(ctx: Ctx, argv: list[str]) -> int:
 def dumpsys(ctx: Ctx, argv: list[str]) -> int:
     phone = ctx.phone
     service = argv[1] if len(argv) > 1 else ""
-    w, h = phone.size
     component = phone.focus_component()
-    pkg, _, act = component.partition("/")
     if service == "window":
-        ctx.out("WINDOW MANAGER WINDOWS (dumpsys window windows)\n"
-                f"  Window #0 Window{{4f2a9c1 u0 {component}}}:\n    mDisplayId=0 mSession=Session{{9a1 u0a123}}\n"
-                f"    mFrame=[0,0][{w},{h}]\n"
-                f"  mCurrentFocus=Window{{4f2a9c1 u0 {component}}}\n"
-                f"  mFocusedApp=ActivityRecord{{7d3b2e0 u0 {component} t12}}\n")
+        ctx.out(real_screen.window(phone))
     elif service == "display":
-        density = phone.density_dpi
-        ctx.out("DISPLAY MANAGER (dumpsys display)\n"
-                f"  mDefaultViewport=DisplayViewport{{type=INTERNAL, valid=true, isActive=true, displayId=0, "
-                f"uniqueId='local:0', physicalPort=0, orientation=0, logicalFrame=Rect(0, 0 - {w}, {h}), "
-                f"physicalFrame=Rect(0, 0 - {w}, {h}), deviceWidth={w}, deviceHeight={h}}}\n"
-                f"  mBaseDisplayInfo=DisplayInfo{{\"内置屏幕\", displayId 0, real {w} x {h}, rotation 0, "
-                f"density {density}}}\n")
+        ctx.out(real_screen.display(phone))
+    elif service == "SurfaceFlinger" and "--display-id" in argv:
+        ctx.out(real_screen.surfaceflinger_ids(phone))
     elif service == "input_method":
         shown = phone.keyboard_shown()
         ctx.out(f"Input method service state:\n  mCurMethodId={phone.ime}\n  mCurFocusedWindow={component}\n"
@@ -313,12 +312,11 @@ def dumpsys(ctx: Ctx, argv: list[str]) -> int:
         ctx.out(f"  mResumedActivity: ActivityRecord{{7d3b2e0 u0 {component} t12}}\n"
                 f"  ACTIVITY {component} 7d3b2e0 pid=4242\n")
     elif service == "power":
-        ctx.out("  mWakefulness=Awake\n  mHoldingDisplaySuspendBlocker=true\n")
+        ctx.out(real_screen.power(phone))
     elif service in ("battery",):
         ctx.out("Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  level: 88\n")
     else:
         ctx.out(f"Can't find service: {service}\n" if service else "")
-    _ = pkg, act
     return 0
 
 
@@ -326,7 +324,7 @@ def dumpsys(ctx: Ctx, argv: list[str]) -> int:
 
 
 def screencap(ctx: Ctx, argv: list[str]) -> int:
-    args, png, path = argv[1:], False, None
+    args, png, path, display = argv[1:], False, None, None
     i = 0
     while i < len(args):
         a = args[i]
@@ -334,14 +332,23 @@ def screencap(ctx: Ctx, argv: list[str]) -> int:
             png = True
         elif a == "-d" and i + 1 < len(args):
             i += 1
+            display = args[i]
         elif a.startswith("-"):
-            pass
+            png = png or "p" in a[1:]
         else:
             path = a
         i += 1
     if path is not None and path.endswith(".png"):
         png = True
-    data = ctx.phone.screencap(png)
+    ids = real_screen.display_ids(ctx.phone)
+    if display is None and len(ids) > 1:
+        ctx.err(real_screen.WARNING)   # on stderr: through `exec:` and `shell:` it lands before the image
+    elif display is not None and (not display.isdigit() or int(display) not in ids):
+        ctx.err("Capturing failed.\n")
+        return 1
+    data = real_screen.frame(ctx.phone, png, int(display) if display else None)
+    if png:
+        ctx.sleep(ctx.phone.scenario.png_ms / 1000)   # the phone encodes the PNG (§4.3)
     if path is None:
         ctx.out(data)
         return 0
@@ -362,8 +369,12 @@ def uiautomator(ctx: Ctx, argv: list[str]) -> int:
     compressed = "--compressed" in args
     paths = [a for a in args[1:] if not a.startswith("-")]
     path = paths[0] if paths else "/sdcard/window_dump.xml"
+    failed = realism.dump_failure(ctx)
+    if failed is not None:   # R4: idle state, null root, a second UiAutomation client
+        ctx.err(failed[0])
+        return failed[1]
     ctx.sleep(ctx.phone.scenario.uiautomator_delay_ms / 1000.0)  # JVM start + waitForIdle on a real phone
-    xml = ctx.phone.dump_xml(compressed)
+    xml = real_screen.dump_xml(ctx.phone, compressed)
     if path in ("/dev/tty", "/dev/stdout"):
         ctx.out(xml)
     else:
@@ -384,7 +395,12 @@ def svc(ctx: Ctx, argv: list[str]) -> int:
     return 0
 
 
+def cmd(ctx: Ctx, argv: list[str]) -> int:
+    return realism.cmd(ctx, argv, COMMANDS)
+
+
 COMMANDS: dict[str, CommandFn] = {
     "input": input_, "am": am, "monkey": monkey, "pm": pm, "ime": ime, "dumpsys": dumpsys,
-    "screencap": screencap, "uiautomator": uiautomator, "svc": svc, "reboot": reboot,
+    "screencap": screencap, "uiautomator": uiautomator, "svc": svc, "reboot": reboot, "cmd": cmd,
+    "ps": realism.ps,
 }

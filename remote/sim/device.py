@@ -19,12 +19,15 @@ from typing import Any, Protocol
 
 from remote.sim import clipboard
 from remote.sim.fs import FakeFS
+from remote.sim.realism import Hardware
 from remote.sim.scenario import Scenario
 
 LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
 ADB_IME = "com.android.adbkeyboard/.AdbIME"
 SYSTEM_PACKAGES = ("com.android.systemui", "com.android.permissioncontroller", "com.android.inputmethod.latin",
                    clipboard.PACKAGE)
+SDK_OF_RELEASE = {"5": "21", "6": "23", "7": "24", "8": "26", "9": "28", "10": "29", "11": "30", "12": "31",
+                  "13": "33", "14": "34", "15": "35", "16": "36"}
 # Key codes that type a character (`input keyevent 29` types "a").
 KEY_CHARS = {**{7 + i: str(i) for i in range(10)}, **{29 + i: chr(97 + i) for i in range(26)},
              62: " ", 55: ",", 56: ".", 69: "-", 70: "=", 76: "/", 77: "@", 81: "+"}
@@ -47,9 +50,12 @@ class Phone(Protocol):
     shell_connections: int
     gone: bool
     reboots: int
+    hw: Hardware
 
     @property
     def density_dpi(self) -> int: ...
+    @property
+    def release(self) -> str: ...
     def properties(self) -> dict[str, str]: ...
     def packages(self) -> list[str]: ...
     def changed(self) -> None: ...
@@ -101,10 +107,16 @@ class BasePhone:
         self.shell_connections = 0
         self.gone = False
         self.reboots = 0
+        self.hw = Hardware(scenario)          # power, keyguard, dumps, taps (remote.sim.realism)
 
     @property
     def density_dpi(self) -> int:
         return 440
+
+    @property
+    def release(self) -> str:
+        """The Android release this phone runs: the scenario's ``android_release``, else the phone's own."""
+        return self.scenario.android_release or self.android_release
 
     def changed(self) -> None:
         with self.lock:
@@ -123,7 +135,9 @@ class BasePhone:
         w, h = self.size
         return {"ro.product.model": self.model, "ro.product.brand": "remote", "ro.product.name": self.product,
                 "ro.product.device": "sim", "ro.product.manufacturer": "remote",
-                "ro.build.version.release": self.android_release, "ro.build.version.sdk": self.sdk,
+                "ro.build.version.release": self.release,
+                "ro.build.version.sdk": SDK_OF_RELEASE.get(self.release.split(".")[0], self.sdk)
+                if self.scenario.android_release else self.sdk,
                 "ro.serialno": self.serial, "ro.sf.lcd_density": str(self.density_dpi),
                 "ro.product.cpu.abi": "arm64-v8a", "sys.boot_completed": "1", "ro.build.characteristics": "default",
                 "persist.sys.locale": self.locale, "ro.sim.resolution": f"{w}x{h}"}

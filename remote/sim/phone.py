@@ -106,6 +106,7 @@ class SimPhone(BasePhone):
                 "commands": list(self.commands),
                 "launcher_page": self.launcher_page + 1,
                 "clipboard": self.clipboard,
+                "hardware": self.hw.snapshot(),
             }
 
     @property

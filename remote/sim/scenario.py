@@ -17,6 +17,11 @@ every key is optional::
     rom: aosp                      # aosp | miui: Settings layout and the launcher
     trace: null                    # a DroidBot output folder: serve that recording instead (the trace phone)
     trace_start: null              # its state to start in (state_str, a unique prefix, or a capture tag)
+    profile: null                  # real-usb | real-wifi: a real phone's timings (remote.sim.realism.PROFILES)
+
+The real-phone keys (``profile``, link speed, dump failures, displays, screen and
+keyguard, secure layer, rotation, Android release) are described and checked in
+`remote.sim.realism`; docs/testing.md lists them with their sources.
 
 A relative ``trace:`` in a file is read from the file's folder. With a trace the
 apps keys (resolution, contacts, popups, versions, rom) do not apply; the link keys do.
@@ -35,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from remote.errors import ConfigError
+from remote.sim import realism
 from remote.sim.versions import check_versions
 from remote.yamlfile import load_yaml
 
@@ -59,9 +65,25 @@ class Scenario:
     rom: str = "aosp"
     trace: str | None = None
     trace_start: str | None = None
+    # real-phone behaviours (remote.sim.realism)
+    profile: str | None = None
+    link_mb_s: float | None = None
+    input_ms: int = 0
+    cmd_ms: int = 0
+    png_ms: int = 0
+    idle_timeout_ms: int = 10000
+    dump_failures: tuple[str, ...] = ()
+    automation_holder: str | None = None
+    displays: int = 1
+    screen_off: bool = False
+    keyguard: str = "none"
+    secure_layer: bool = False
+    rotation: int = 0
+    android_release: str | None = None
 
     def __post_init__(self) -> None:
         self.size  # noqa: B018 - validates the resolution
+        realism.settle(self)   # a profile fills the timing keys left at their defaults; checks the keys
         for name in ("loading_ms", "uiautomator_delay_ms"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

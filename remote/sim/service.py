@@ -15,7 +15,7 @@ import struct
 import threading
 from typing import TYPE_CHECKING, Protocol
 
-from remote.sim import commands
+from remote.sim import commands, realism
 from remote.sim.sync import serve_sync
 
 if TYPE_CHECKING:
@@ -103,6 +103,7 @@ def _shell(server: Served, conn: socket.socket, command: str, v2: bool) -> None:
     def write(fd: int, data: bytes) -> None:
         if not data or stop.is_set():
             return
+        realism.pace(server.phone, len(data), stop)   # the scenario's link speed (USB, Wi-Fi)
         try:
             with lock:
                 if v2:
