@@ -12,7 +12,9 @@
     │   ├── InputMethodMissing       ADBKeyboard is needed (non-ASCII text) and not installed
     │   ├── InputMethodPermission    switching IME refused (WRITE_SECURE_SETTINGS): a phone setting to enable
     │   ├── SecureScreen             the screenshot is black/uniform (FLAG_SECURE window or capture failure)
+    │   ├── ScreenLocked             the keyguard asks for a PIN, pattern or password (never typed for you)
     │   └── DeviceCommandError       a shell command answered with an error
+    │       └── DumpFailed           `uiautomator dump` failed after its retries (steps degrade to the screenshot)
     ├── ActionError                  an action's arguments are impossible (off-screen tap, bad key name)
     ├── LocateError                  the world did not match: target absent, ambiguous or off screen
     ├── ModelError                   a model call failed or its reply stayed unusable (carries `raw`)
@@ -113,6 +115,21 @@ class DeviceCommandError(DeviceError):
         super().__init__(message, serial=serial, hint=hint)
         self.command = command
         self.output = output
+
+
+class ScreenLocked(DeviceError):
+    """The phone's lock screen needs a PIN, pattern or password: `remote` never types one."""
+
+
+class DumpFailed(DeviceCommandError):
+    """`uiautomator dump` failed after its retries: ``kind`` (idle, null_root, killed, registered, no_xml) and
+    ``holder`` (the automation tool found holding UiAutomation, if any)."""
+
+    def __init__(self, message: str, *, kind: str, holder: str = "", output: str = "", serial: str | None = None,
+                 hint: str = "") -> None:
+        super().__init__(message, command="uiautomator dump", output=output, serial=serial, hint=hint)
+        self.kind = kind
+        self.holder = holder
 
 
 class ActionError(RemoteError):

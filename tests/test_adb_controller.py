@@ -23,6 +23,7 @@ from remote.errors import (
     DeviceCommandError,
     DeviceDisconnected,
     DeviceNotFound,
+    DumpFailed,
     InputMethodMissing,
     InputMethodPermission,
     SecureScreen,
@@ -165,8 +166,9 @@ def test_actions_send_exact_commands(phone_server):
     adb.launch_app("com.tencent.mm")
     adb.open_url("https://example.com/?q=a b&x=$(id)")
     adb.call("+86 10086")
-    assert shells(server) == [
-        "wm size", "input tap 10 21", "input swipe 5 6 5 6 900", "input swipe 1 2 3 4 250",
+    assert shells(server) == [   # the size (turned by `dumpsys display`'s rotation); `input` below Android 11
+        "wm size", "dumpsys display", "getprop ro.build.version.sdk", "input tap 10 21", "input swipe 5 6 5 6 900",
+        "input swipe 1 2 3 4 250",
         "input keyevent 66", "input keyevent 24", "input keyevent 3", "input keyevent 3",
         "monkey -p com.tencent.mm -c android.intent.category.LAUNCHER 1",
         "am start -a android.intent.action.VIEW -d 'https://example.com/?q=a b&x=$(id)'",
@@ -178,7 +180,7 @@ def test_swipe_direction_moves_the_finger_that_way(phone_server):
     server, adb = phone_server(Phone())
     adb.swipe_direction("left")
     adb.swipe_direction("up", distance=0.4, duration_ms=200)
-    assert shells(server)[1:] == ["input swipe 810 1200 270 1200 300", "input swipe 540 1680 540 720 200"]
+    assert shells(server)[3:] == ["input swipe 810 1200 270 1200 300", "input swipe 540 1680 540 720 200"]
     with pytest.raises(ActionError, match="direction"):
         adb.swipe_direction("sideways")
 
@@ -335,9 +337,13 @@ def test_dump_hierarchy_in_one_call_and_errors_are_clear(phone_server):
     server, adb = phone_server(phone)
     phone.field = "abc"
     assert adb.focused_text() == "abc"
-    phone.faults = ["ERROR: could not get idle state.\n"]
-    with pytest.raises(DeviceCommandError, match="idle"):
+    phone.faults = ["ERROR: could not get idle state.\n"]      # once: retried with --compressed
+    assert "<hierarchy" in adb.dump_hierarchy()
+    assert "uiautomator dump --compressed" in shells(server)[-1]
+    phone.faults = ["ERROR: could not get idle state.\n"] * 2   # the retry fails too: a clear error
+    with pytest.raises(DumpFailed, match="idle") as err:
         adb.dump_hierarchy()
+    assert err.value.kind == "idle" and "never went idle" in err.value.hint
 
 
 def test_a_reset_connection_is_retried_and_recovers(phone_server):

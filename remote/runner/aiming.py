@@ -70,6 +70,9 @@ class Aimer:
                     return loc, screen
         if quick:
             loc = self._locate_once(step, screen, sr)
+        if not loc.success and screen.tree_reused:   # the reused tree may be older than the screen: dump it anew
+            screen = self.tools.capture.screen(tree=True, fresh=True)
+            loc = self._locate_once(step, screen, sr)
         return loc, screen
 
     @staticmethod

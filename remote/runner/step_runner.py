@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from remote.core.locate.screen import Screen
 from remote.core.locate.tree_facts import already_selected, switch_state
+from remote.core.locate.ui_tree import UINode
 from remote.core.plan import sensitivity
 from remote.core.plan.actions import (
     BackToHome,
@@ -41,7 +42,8 @@ from remote.core.records import (
     SuggestionAction,
     VerifyResult,
 )
-from remote.errors import ActionError
+from remote.errors import ActionError, DumpFailed
+from remote.runner import readback
 from remote.runner.actions import BLIND, Actor
 from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer, needs_tree
 from remote.runner.navigation import Navigator
@@ -85,6 +87,11 @@ class StepRunner:
         except ActionError as exc:   # an impossible argument at run time (a point off this screen)
             fail(sr, FailureReason.INVALID_PLAN, exc.message)
             screen = None
+        except DumpFailed as exc:    # no UI tree and no other way to read the field: this step, not the task
+            reason = FailureReason.TEXT_NOT_TYPED if isinstance(step.args, InputText) else FailureReason.NOT_FOUND
+            fail(sr, reason, f"{exc.message}; the step could not be checked without it")
+            sr.notes.append(exc.hint)
+            screen = None
         finally:
             sr.end_time = time.time()
             sr.model_usage = usage.since(before_usage)
@@ -115,7 +122,8 @@ class StepRunner:
         if isinstance(args, Swipe) and not step.targets:
             return self._swipe(step, args, level, sr, screen)
         if isinstance(args, InputText) and not step.targets:
-            if not self.tools.dry_run and not self._timed(sr, "act", self._type, args):
+            node = readback.field_node(screen)   # the focused field, when the screen at hand has a tree
+            if not self.tools.dry_run and not self._timed(sr, "act", self._type, args, node):
                 fail(sr, FailureReason.TEXT_NOT_TYPED, "the text did not arrive in the field")
             else:
                 sr.status = StepStatus.SUCCESS
@@ -129,8 +137,22 @@ class StepRunner:
             self.tools.clock.sleep(ms / 1000)
             sr.timings["wait"] = sr.timings.get("wait", 0) + ms
 
-    def _type(self, args: InputText) -> bool:
-        return self.tools.device.input_text(args.text, clear=args.clear, verify=True)
+    def _type(self, args: InputText, field: UINode | None = None) -> bool:
+        """Type and read back; ``field``: the field's node in a tree at hand (its text before, its box)."""
+        self.tools.capture.field_box = field.bounds if field is not None else None
+        return self.tools.device.input_text(args.text, clear=args.clear, verify=True,
+                                            before=readback.field_text(field))
+
+    def _settled(self, step: StepPlan, level: ExecutionLevel, sr: StepResult) -> Screen:
+        """The screen after the step's action: its wait and the frame run beside the UI dump."""
+        ms = wait_after_ms(step, level)
+        started = time.perf_counter()
+        screen = self.tools.capture.after_action(ms / 1000, self.tools.clock.sleep)
+        if ms:
+            sr.timings["wait"] = sr.timings.get("wait", 0) + ms
+        spent = (time.perf_counter() - started) * 1000
+        sr.timings["capture"] = round(sr.timings.get("capture", 0) + max(0.0, spent - ms), 1)
+        return screen
 
     @staticmethod
     def _timed(sr: StepResult, phase: str, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
@@ -164,8 +186,7 @@ class StepRunner:
             return screen
         before = screen or self._timed(sr, "capture", self.capture, tree=False)
         self._timed(sr, "act", self.actor.swipe, args)
-        self._wait(step, level, sr)
-        after = self._timed(sr, "capture", self.capture)
+        after = self._settled(step, level, sr)
         ok, why = self.tools.checks.quick_check(before.pil, after.pil, step.success_condition or "")
         sr.verify_result = VerifyResult(ok, 0.8 if ok else 0.6, screen_changed=ok, change_description=why,
                                         outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
@@ -211,9 +232,8 @@ class StepRunner:
                 return before
             if not self._confirm_found(step, before, point, sr):
                 return before
-            ok = self._timed(sr, "act", self._act_at, step, point)
-            self._wait(step, level, sr)
-            after = self._timed(sr, "capture", self.capture)
+            ok = self._timed(sr, "act", self._act_at, step, point, readback.field_node(before, loc.element.bbox))
+            after = self._settled(step, level, sr)
             after, verdict = self._timed(sr, "verify", self._settle, step, level, before, after, loc, ok, sr)
             sr.screenshot_after, sr.verify_result = after, verdict
             if verdict.verified or verdict.outcome is StepOutcome.UNKNOWN and verdict.suggestion is SuggestionAction.CONTINUE:
@@ -270,7 +290,7 @@ class StepRunner:
         tree = screen.tree()
         return tree is not None and self.tools.checks.detect_blocker(screen.pil, tree, use_model=False) is None
 
-    def _act_at(self, step: StepPlan, point: tuple[int, int]) -> bool:
+    def _act_at(self, step: StepPlan, point: tuple[int, int], field: UINode | None = None) -> bool:
         device, args = self.tools.device, step.args
         if isinstance(args, LongPress):
             device.long_press(*point, args.duration_ms)
@@ -278,7 +298,7 @@ class StepRunner:
         device.tap(*point)
         if isinstance(args, InputText):
             self.tools.clock.sleep(0.15)  # let the field take focus before typing
-            return self._type(args)
+            return self._type(args, field)
         return True
 
     def _verify(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,

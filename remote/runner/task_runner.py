@@ -20,7 +20,7 @@ from types import FrameType
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
-from remote.core.device.protocol import Device
+from remote.core.device.protocol import Device, FieldReadback, Wakeable
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
@@ -48,6 +48,8 @@ from remote.errors import (
     RemoteError,
     TaskError,
 )
+from remote.runner import readback
+from remote.runner.capture import device_costs
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
 from remote.runner.models import Budget, Models, ModelSource
@@ -106,6 +108,7 @@ class TaskRunner:
         self.device_state = device_state
         self.clock = clock or Clock(limits.max_seconds)
         self._timer: threading.Timer | None = None
+        self._capture: Capture | None = None
 
     # ------------------------------------------------------------------ public
     def run(self, task: str) -> TaskResult:
@@ -134,6 +137,9 @@ class TaskRunner:
     # ------------------------------------------------------------------ set-up
     def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
              recorder: RunRecorder | None) -> None:
+        if isinstance(self.device, Wakeable):   # a sleeping or locked phone first (ScreenLocked: a PIN is set)
+            for note in self.device.wake_and_unlock():
+                self.listener.on_note(note)
         module, score = (self.registry.get(self.options.module), 1.0) if self.options.module \
             else self.registry.route(task)
         for name, problems in self.registry.broken.items():
@@ -156,8 +162,12 @@ class TaskRunner:
                                 fixed_points=module.fixed_points, learn_from_vision=True)
         homes = {m.package: m.home_refs for m in self.registry.modules.values() if m.package and m.home_refs}
         apps = Apps(self.device, self.registry.app_packages(), homes)
+        capture = Capture(self.device)
+        if isinstance(self.device, FieldReadback):   # typing's read-back when the UI dump fails: OCR of the field
+            self.device.field_reader = readback.ocr_reader(self.device, capture)
+        self._capture = capture
         return StepTools(device=self.device, locator=locator, checks=models.checks, clock=self.clock,
-                         person=self.person, capture=Capture(self.device), apps=apps, vision=models.vision,
+                         person=self.person, capture=capture, apps=apps, vision=models.vision,
                          dry_run=self.options.dry_run, yes=self.options.yes, module_package=module.package,
                          home_refs=module.home_refs, sensitive_words=module.sensitive)
 
@@ -305,6 +315,7 @@ class TaskRunner:
             meta["device"] = {"serial": self.device.serial, "size": list(self.device.window_size())}
         except RemoteError as exc:
             meta["device"] = {"serial": self.device.serial, "error": str(exc)}
+        meta["device"].update(device_costs(self.device, self._capture))
         if self.device_state is not None:
             meta["device_state"] = self.device_state()
         return recorder.write(result, meta)

@@ -1,8 +1,8 @@
 """What a step needs, handed in once per task: the phone, the locator, the checks, the clock, a person.
 
 Also the two small helpers every part of a step uses: ``Capture`` (a screen and,
-when asked, its UI dump, taken together and explicitly) and ``Apps`` (what an
-app's name means on this phone).
+when asked, the UI tree of that screen state: `remote.runner.capture`) and ``Apps``
+(what an app's name means on this phone).
 """
 
 from __future__ import annotations
@@ -11,12 +11,10 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from PIL import Image
-
 from remote.core.device.protocol import Device
-from remote.core.locate.screen import Screen
 from remote.core.records import FailureReason, StepResult, StepStatus
-from remote.errors import DeviceCommandError, SecureScreen, TaskError
+from remote.errors import TaskError
+from remote.runner.capture import Capture as Capture
 from remote.runner.clock import Clock
 from remote.runner.protocols import Checks, Locator, Person, VisionTier
 
@@ -34,30 +32,6 @@ class AppMissing(TaskError):
     def __init__(self, message: str, *, hint: str = "", final: bool = True) -> None:
         super().__init__(message, hint=hint)
         self.final = final
-
-
-class Capture:
-    """``Capture(device).screen(tree=True)``: a screenshot, and the UI dump taken right after it."""
-
-    def __init__(self, device: Device) -> None:
-        self.device = device
-
-    def screen(self, *, tree: bool) -> Screen:
-        try:
-            image = self.device.screenshot()
-            secure = False
-        except SecureScreen:
-            # FLAG_SECURE screens still have a UI tree: locate text:/id: targets there.
-            logger.warning("secure (black) screen: locating by the UI tree only")
-            image = Image.new("RGB", self.device.window_size(), (0, 0, 0))
-            secure, tree = True, True
-        if not tree:
-            return Screen(image, secure=secure)
-        try:
-            return Screen(image, self.device.dump_hierarchy(), secure=secure)
-        except DeviceCommandError as exc:
-            logger.warning("UI dump failed: %s", exc)
-            return Screen(image, secure=secure, tree_error=str(exc))
 
 
 @dataclass

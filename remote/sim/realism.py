@@ -10,7 +10,7 @@ says where a value is an assumption. The keys (all optional)::
     cmd_ms: 30                   # `cmd input ...`: a native `cmd` and one binder call (assumed, not measured)
     png_ms: 450                  # `screencap -p` encodes a PNG on the phone (§4.3)
     idle_timeout_ms: 10000       # an `idle` dump failure takes this long (waitForIdle's 10 s)
-    dump_failures: [null_root]   # the first dumps fail so, in order: idle | null_root | killed | registered
+    dump_failures: [null_root]   # the first dumps go so, in order: ok | idle | null_root | killed | registered
     automation_holder: null      # uiautomator2 | appium: another UiAutomation client holds the phone
     displays: 1                  # 2: a Flip-style phone with a cover display (R5)
     screen_off: false            # the phone sleeps (R6)
@@ -27,6 +27,7 @@ call the functions here, and the screen's own parts are in `remote.sim.real_scre
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from remote.errors import ConfigError
@@ -42,7 +43,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     # the same phone over Wi-Fi ADB at 5 MB/s (the top of the 0.1-5 MB/s reported, R10)
     "real-wifi": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 5.0},
 }
-DUMP_FAILURES = ("idle", "null_root", "killed", "registered")
+DUMP_FAILURES = ("ok", "idle", "null_root", "killed", "registered")   # "ok": this dump works
 # What `ps -A` shows while each holder's UiAutomation client runs (package / process names).
 HOLDERS: dict[str, tuple[str, ...]] = {
     "uiautomator2": ("com.github.uiautomator", "com.github.uiautomator.test"),
@@ -127,11 +128,21 @@ class Hardware:
 # ---------------------------------------------------------------- timings and the link
 
 
-def pace(phone: Phone, nbytes: int, stop: Any) -> None:
-    """Hold a write of ``nbytes`` for as long as the scenario's link needs to carry it."""
+PACE_CHUNK = 1 << 16
+
+
+def paced(phone: Phone, data: bytes, stop: Any) -> Iterator[bytes]:
+    """``data`` in pieces, each held for as long as the scenario's link needs to carry it (all at once if none)."""
     speed = phone.scenario.link_mb_s
-    if speed and nbytes:
-        stop.wait(nbytes / (speed * 1_000_000))
+    if not speed:
+        yield data
+        return
+    view = memoryview(data)
+    for start in range(0, len(data), PACE_CHUNK):
+        piece = view[start:start + PACE_CHUNK]
+        if stop.wait(len(piece) / (speed * 1_000_000)):
+            return
+        yield bytes(piece)
 
 
 def app_process_start(ctx: Ctx) -> None:
@@ -150,7 +161,7 @@ def dump_failure(ctx: Ctx) -> tuple[str, int] | None:
         kind = "registered" if scenario.automation_holder == "appium" else \
             "killed" if scenario.automation_holder == "uiautomator2" else \
             phone.hw.failures.pop(0) if phone.hw.failures else None
-    if kind is None:
+    if kind is None or kind == "ok":
         return None
     if kind == "idle":   # waitForIdle(1000, 10000) gives up; the process still exits 0 (§7)
         ctx.sleep(scenario.idle_timeout_ms / 1000)

@@ -103,13 +103,13 @@ def _shell(server: Served, conn: socket.socket, command: str, v2: bool) -> None:
     def write(fd: int, data: bytes) -> None:
         if not data or stop.is_set():
             return
-        realism.pace(server.phone, len(data), stop)   # the scenario's link speed (USB, Wi-Fi)
         try:
-            with lock:
-                if v2:
-                    conn.sendall(struct.pack("<BI", fd, len(data)) + data)
-                else:
-                    conn.sendall(data)
+            for piece in realism.paced(server.phone, data, stop):   # the scenario's link speed (USB, Wi-Fi)
+                with lock:
+                    if v2:
+                        conn.sendall(struct.pack("<BI", fd, len(piece)) + piece)
+                    else:
+                        conn.sendall(piece)
         except OSError:
             stop.set()  # the client went away: stop what runs (sleep, logcat)
 

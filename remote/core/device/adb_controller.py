@@ -13,25 +13,33 @@ from __future__ import annotations
 
 import logging
 import re
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 from xml.etree import ElementTree
 
+import numpy as np
 from adbutils.errors import AdbError
 from PIL import Image
 
-from remote.core.device.capture import CaptureDecodeError, decode_png, decode_raw, frame_uniformity
+from remote.core.device import screen_state
+from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
+from remote.core.device.dump import DumpStats, UiDumper
+from remote.core.device.frames import FrameGrabber, LinkReport
 from remote.core.device.keys import KEYCODES, keycode
+from remote.core.device.screen_state import ScreenState
 from remote.core.device.text_input import TextTyper
 from remote.core.device.transport import AdbLink, NoSpawnClient, no_server, server_answers
 from remote.core.records import ScreenshotMetadata
-from remote.errors import ActionError, DeviceCommandError, DeviceError, SecureScreen
+from remote.errors import ActionError, DeviceCommandError, DeviceError, DumpFailed, SecureScreen
 
 __all__ = ["ADBController", "KEYCODES", "keycode"]
 
 logger = logging.getLogger(__name__)
-DUMP_PATH = "/data/local/tmp/remote_uidump.xml"
+FIELD_REUSE_S = 5.0       # a dump this recent, with no screen-changing command since, still shows the field
+CMD_INPUT_SDK = 30        # `cmd input` (InputShellCommand, no app_process per call) from Android 11 (R11)
+DOUBLE_TAP_GAP_S = 0.06   # between the taps of a double tap: over 40 ms, under 300 ms (ViewConfiguration)
 
 
 class ADBController:
@@ -53,7 +61,13 @@ class ADBController:
                                sleep=sleep)
         self._size: tuple[int, int] | None = None
         self._packages: set[str] | None = None
+        self._cmd_input: bool | None = None
         self.last_screenshot: ScreenshotMetadata | None = None
+        self.dumper = UiDumper(self.link, sleep=sleep)
+        self.frames = FrameGrabber(self.link, self._default_display)
+        self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
+        # Set by whoever can read a field from the screen (the runner: OCR) for when the UI dump fails.
+        self.field_reader: Callable[[], str | None] | None = None
 
     @property
     def serial(self) -> str:
@@ -86,72 +100,104 @@ class ADBController:
 
     # ---------------------------------------------------------------- screen
     def window_size(self) -> tuple[int, int]:
-        """(width, height) in pixels: ``wm size`` override first, then physical."""
+        """(width, height) of the display as it is turned now.
+
+        ``wm size`` (override first, then physical) gives the natural, portrait size; the
+        rotation from ``dumpsys display`` turns it (R9). A frame of another size corrects it.
+        """
         if self._size is None:
             out = self.shell(["wm", "size"])
             m = re.search(r"Override size:\s*(\d+)x(\d+)", out) or re.search(r"Physical size:\s*(\d+)x(\d+)", out)
             if not m:
-                raise DeviceCommandError("could not read the screen size", command="wm size", output=out,
-                                         serial=self.serial)
-            self._size = (int(m.group(1)), int(m.group(2)))
+                raise DeviceError(f"could not read the screen size (`wm size` said {out[:120]!r})", serial=self.serial)
+            w, h = int(m.group(1)), int(m.group(2))
+            turned = screen_state.rotation(self.shell(["dumpsys", "display"])) % 2
+            self._size = (h, w) if turned else (w, h)
         return self._size
 
-    def screenshot(self, *, allow_uniform: bool = False) -> Image.Image:
-        """The screen as an RGB image; raw ``screencap`` first, PNG as the fallback.
+    def _default_display(self) -> str | None:
+        sf = self.shell(["dumpsys", "SurfaceFlinger", "--display-id"])
+        if len(screen_state.display_ids(sf)) < 2:
+            return None
+        return screen_state.default_display(sf, self.shell(["dumpsys", "display"]))
 
-        A black or single-colour frame raises `SecureScreen` (FLAG_SECURE windows
-        capture as black) unless ``allow_uniform``: it is never passed on silently.
+    def frame(self, *, allow_uniform: bool = False) -> np.ndarray:
+        """The screen as the BGR array the locator works on, decoded once (`frames.FrameGrabber`).
+
+        A black or single-colour frame, or an app area that is black under the bars (a
+        FLAG_SECURE layer, R8), raises `SecureScreen` unless ``allow_uniform``; a phone found
+        asleep is woken (and a lock without a PIN swiped away) and captured once more.
         """
         started = time.perf_counter()
-        try:
-            img = decode_raw(self.link.service("exec:screencap"))
-        except CaptureDecodeError as exc:
-            logger.info("raw screencap unusable (%s); trying PNG", exc)
-            try:
-                img = decode_png(bytes(self.link.service("exec:screencap -p")))
-            except CaptureDecodeError as exc2:
-                raise DeviceCommandError(f"screen capture failed: {exc2}", command="screencap",
-                                         serial=self.serial) from exc2
-        self._size = self._size or img.size
-        self.last_screenshot = ScreenshotMetadata(timestamp=time.time(), width=img.width, height=img.height,
+        bgr = self.frames.grab()
+        if not allow_uniform and secure_app_area(bgr) and not self.screen_state.lock().ready:
+            self.wake_and_unlock()   # asleep (black) or on the lock screen: make it usable, then look again
+            bgr = self.frames.grab()
+        flat, colour = frame_uniformity(bgr)
+        h, w = bgr.shape[:2]
+        if self._size != (w, h):
+            self._size = (w, h)       # the frame is the truth (a phone turned since we asked)
+        self.last_screenshot = ScreenshotMetadata(timestamp=time.time(), width=w, height=h,
                                                   elapsed_ms=(time.perf_counter() - started) * 1000)
         if not allow_uniform:
-            flat, colour = frame_uniformity(img)
             if flat:
                 what = "black" if max(colour) < 16 else f"a single colour {colour}"
                 raise SecureScreen(f"the screenshot is {what}: a secure window (FLAG_SECURE) or a failed capture",
                                    serial=self.serial,
                                    hint="the UI tree still works on secure screens; if every app is black, "
                                         "the capture itself fails: unlock the phone and retry")
-        return img
+            if secure_app_area(bgr):
+                raise SecureScreen("the app's area is black under the status bar: a secure layer (FLAG_SECURE)",
+                                   serial=self.serial, hint="the UI tree still works on secure screens")
+        return bgr
+
+    def screenshot(self, *, allow_uniform: bool = False) -> Image.Image:
+        """The screen as an RGB PIL image (made from `frame`); `SecureScreen` as there."""
+        return to_pil(self.frame(allow_uniform=allow_uniform))
+
+    def link_report(self) -> LinkReport:
+        """What a screenshot costs on this connection and the wire format chosen (after the first capture)."""
+        return self.frames.report
 
     def dump_hierarchy(self) -> str:
-        """The ``uiautomator dump`` XML of the current screen (one shell call: dump, then cat)."""
-        out = self.shell(f"rm -f {DUMP_PATH}; uiautomator dump {DUMP_PATH}; cat {DUMP_PATH}",
-                         timeout=max(self.link.command_timeout, 20))
-        start = out.find("<?xml")
-        if start < 0 or "ERROR" in out[: max(start, 0)] or "</hierarchy>" not in out:
-            message = out[:300].strip() or "no output"
-            hint = ("the screen never went idle (animation, video): retry on a still screen"
-                    if "idle" in message else "the dump did not complete: retry; if it keeps failing, another "
-                    "UiAutomation client (uiautomator2, Appium) may hold the phone's accessibility service")
-            raise DeviceCommandError(f"uiautomator dump failed: {message}", command="uiautomator dump",
-                                     output=out[:2000], serial=self.serial, hint=hint)
-        return out[start:]
+        """A fresh ``uiautomator dump`` of the active window, retried on its known errors (`dump.UiDumper`)."""
+        return self.dumper.dump()
+
+    def recent_dump(self, max_age_s: float) -> str | None:
+        """The last dump, if nothing that can change the screen has run since and it is recent."""
+        record = self.dumper.recent(max_age_s)
+        return record.xml if record is not None else None
+
+    def dump_stats(self) -> DumpStats:
+        return self.dumper.stats
 
     def focused_text(self) -> str | None:
         """Text of the focused field, read back from the UI dump (None when nothing is focused).
 
         An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
-        carries the hint (newer Androids), that text is read as empty.
+        carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
+        since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set.
         """
-        root = ElementTree.fromstring(self.dump_hierarchy().encode("utf-8"))
+        xml = self.recent_dump(FIELD_REUSE_S)
+        if xml is None:
+            try:
+                xml = self.dump_hierarchy()
+            except DumpFailed:
+                if self.field_reader is None:
+                    raise
+                logger.warning("UI dump failed: reading the field back from the screenshot")
+                return self.field_reader()
+        root = ElementTree.fromstring(xml.encode("utf-8"))
         focused = [n for n in root.iter("node") if n.get("focused") == "true"]
         if not focused:
             return None
         node = focused[-1]
         text, hint = node.get("text", ""), node.get("hint")
         return "" if hint and text == hint else text
+
+    def wake_and_unlock(self) -> list[str]:
+        """Wake the phone and swipe away a lock screen without a PIN; `ScreenLocked` when a PIN is set."""
+        return self.screen_state.wake_and_unlock()
 
     # ---------------------------------------------------------------- input
     def _point(self, x: float, y: float) -> tuple[int, int]:
@@ -170,15 +216,43 @@ class ADBController:
             self._sleep(self.operation_delay)
         return out
 
+    def _input(self) -> list[str]:
+        """``cmd input`` on Android 11+ (one binder call), else ``input`` (an app_process start per call, R11)."""
+        if self._cmd_input is None:
+            sdk = self.getprop("ro.build.version.sdk")
+            self._cmd_input = sdk.isdigit() and int(sdk) >= CMD_INPUT_SDK
+        return ["cmd", "input"] if self._cmd_input else ["input"]
+
+    def _inject(self, args: Sequence[Any]) -> str:
+        out = self._act([*self._input(), *args])
+        if self._cmd_input and ("No shell command implementation" in out or "Can't find service" in out):
+            self._cmd_input = False       # a ROM without InputShellCommand: the `input` program it is
+            out = self._act(["input", *args])
+        return out
+
     def tap(self, x: float, y: float) -> None:
-        self._act(["input", "tap", *self._point(x, y)])
+        self._inject(["tap", *self._point(x, y)])
+
+    def double_tap(self, x: float, y: float) -> bool:
+        """Two taps inside Android's double-tap window, in one shell command; False when this phone cannot
+        (before Android 11 every `input` starts an app_process of 0.2-1 s: the two taps land too far apart)."""
+        px, py = self._point(x, y)
+        one = shlex.join([*self._input(), "tap", str(px), str(py)])
+        self._act_line(f"{one}; sleep {DOUBLE_TAP_GAP_S}; {one}")
+        return bool(self._cmd_input)
+
+    def _act_line(self, line: str) -> str:
+        out = self.shell(line)
+        if self.operation_delay:
+            self._sleep(self.operation_delay)
+        return out
 
     def long_press(self, x: float, y: float, duration_ms: int = 800) -> None:
         px, py = self._point(x, y)
-        self._act(["input", "swipe", px, py, px, py, max(1, int(duration_ms))])
+        self._inject(["swipe", px, py, px, py, max(1, int(duration_ms))])
 
     def swipe(self, x1: float, y1: float, x2: float, y2: float, duration_ms: int = 300) -> None:
-        self._act(["input", "swipe", *self._point(x1, y1), *self._point(x2, y2), max(1, int(duration_ms))])
+        self._inject(["swipe", *self._point(x1, y1), *self._point(x2, y2), max(1, int(duration_ms))])
 
     def swipe_direction(self, direction: str, distance: float = 0.5, duration_ms: int = 300) -> None:
         """Move the finger ``up``/``down``/``left``/``right`` across the middle of the screen.
@@ -194,9 +268,13 @@ class ADBController:
             raise ActionError(f"unknown swipe direction {direction!r}", hint="use up, down, left or right")
         self.swipe(*vectors[direction], duration_ms=duration_ms)
 
-    def input_text(self, text: str, *, clear: bool = False, verify: bool = False) -> bool:
-        """Type into the focused field (ADBKeyboard for any language, else ASCII ``input text``)."""
-        return self.typer.type(text, clear=clear, verify=verify)
+    def input_text(self, text: str, *, clear: bool = False, verify: bool = False,
+                   before: str | None = None) -> bool:
+        """Type into the focused field (ADBKeyboard for any language, else ASCII ``input text``).
+
+        ``before``: what the field holds, when the caller already knows it from a UI tree (no read).
+        """
+        return self.typer.type(text, clear=clear, verify=verify, before=before)
 
     def clear_text(self) -> None:
         self.typer.clear()
@@ -208,7 +286,7 @@ class ADBController:
         return self.typer.current_ime()
 
     def input_keyevent(self, key: int | str) -> None:
-        self._act(["input", "keyevent", keycode(key)])
+        self._inject(["keyevent", keycode(key)])
 
     def press_home(self) -> None:
         self.input_keyevent("HOME")
@@ -249,11 +327,13 @@ class ADBController:
         return self._packages
 
     def current_app(self) -> dict[str, str]:
-        """``{"package": …, "activity": …}`` of the focused window (empty strings if none)."""
-        out = self.shell(["dumpsys", "window"])
-        m = (re.search(r"mCurrentFocus=Window\{[^}]*?\s([\w.]+)/([\w.$]+)\}", out)
-             or re.search(r"mFocusedApp=.*?\s([\w.]+)/([\w.$]+)", out))
-        return {"package": m.group(1), "activity": m.group(2)} if m else {"package": "", "activity": ""}
+        """``{"package": …, "activity": …}`` in front on the default display (empty strings if none).
+
+        With two displays the default display's own focus line is read (a Flip's cover screen comes first,
+        R5); the lock screen or the notification shade in front reads as ``com.android.systemui``.
+        """
+        package, activity = screen_state.focus(self.shell(["dumpsys", "window"]), 0)
+        return {"package": package, "activity": activity}
 
     # ---------------------------------------------------------------- info
     def getprop(self, name: str) -> str:

@@ -1,14 +1,18 @@
 """What the rest of the product needs of a phone, as Protocols (``ADBController`` implements them).
 
 `ScreenSource` is all the locator needs (a screenshot and a UI dump); `Device` is
-what the runner needs to act. Unit tests may hand in a small scripted fake; users
+what the runner needs to act. The small ones after them are what a real phone
+adds (`ADBController` has them; a scripted fake need not): frames as arrays, a
+dump that can be reused, waking and unlocking, a typing read-back by OCR. Unit tests may hand in a small scripted fake; users
 meet the real `ADBController` against a phone, the simulated phone or the trace phone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+import numpy as np
 from PIL import Image
 
 
@@ -28,7 +32,8 @@ class Device(ScreenSource, Protocol):
     def long_press(self, x: float, y: float, duration_ms: int = 800) -> None: ...
     def swipe(self, x1: float, y1: float, x2: float, y2: float, duration_ms: int = 300) -> None: ...
     def swipe_direction(self, direction: str, distance: float = 0.5, duration_ms: int = 300) -> None: ...
-    def input_text(self, text: str, *, clear: bool = False, verify: bool = False) -> bool: ...
+    def input_text(self, text: str, *, clear: bool = False, verify: bool = False,
+                   before: str | None = None) -> bool: ...
     def input_keyevent(self, key: int | str) -> None: ...
     def press_back(self) -> None: ...
     def go_home(self) -> None: ...
@@ -37,3 +42,31 @@ class Device(ScreenSource, Protocol):
     def call(self, number: str) -> None: ...
     def current_app(self) -> dict[str, str]: ...
     def installed_packages(self) -> set[str]: ...
+
+
+@runtime_checkable
+class FrameSource(Protocol):
+    """A phone that gives its frame as the BGR array the locator works on (decoded once)."""
+
+    def frame(self, *, allow_uniform: bool = False) -> np.ndarray: ...
+
+
+@runtime_checkable
+class DumpReuse(Protocol):
+    """A phone that remembers its last UI dump and knows whether anything that changes the screen ran since."""
+
+    def recent_dump(self, max_age_s: float) -> str | None: ...
+
+
+@runtime_checkable
+class Wakeable(Protocol):
+    """A phone that can be woken and its lock screen (without a PIN) swiped away before a task."""
+
+    def wake_and_unlock(self) -> list[str]: ...
+
+
+@runtime_checkable
+class FieldReadback(Protocol):
+    """A phone whose typing read-back can fall back on a reader of the field on the screen (OCR)."""
+
+    field_reader: Callable[[], str | None] | None

@@ -146,7 +146,7 @@ class TextTyper:
                     raise DeviceCommandError("`input text` failed on the phone", command="input text", output=out,
                                              serial=self.link.serial)
 
-    def type(self, text: str, *, clear: bool = False, verify: bool = False) -> bool:
+    def type(self, text: str, *, clear: bool = False, verify: bool = False, before: str | None = None) -> bool:
         """Type ``text`` into the focused field; True when typed (and, with ``verify``, read back equal).
 
         ADBKeyboard's Base64 broadcast when installed (any language), else plain
@@ -158,7 +158,8 @@ class TextTyper:
         use_ime = self.has_adbkeyboard()
         if use_ime:
             self._ensure_adbkeyboard()
-        before = "" if clear or not verify else (self.read_field() or "")
+        if before is None or clear:   # `before`: the field's text, when the caller knows it (no read)
+            before = "" if clear or not verify else (self.read_field() or "")
         typer = self._type_adbkeyboard if use_ime else self._type_plain
         typer(text, clear)
         if self.operation_delay:

@@ -19,6 +19,7 @@ read into one ``bytearray`` (adbutils' own ``read_until_close`` is quadratic on 
 from __future__ import annotations
 
 import logging
+import re
 import shlex
 import socket
 import time
@@ -33,6 +34,9 @@ from remote.errors import DeviceCommandError, DeviceDisconnected, DeviceError, D
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# Commands that only read: everything else may change the screen and moves `AdbLink.generation` on.
+_READS_ONLY = re.compile(r"^(screencap|uiautomator dump|rm -f /data/local/tmp/remote_|dumpsys|getprop|settings get|"
+                         r"wm (size|density)|pm (list|path)|ime list|ps|cat|ls|echo|id|sleep|head)\b")
 _TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
                   "no device with transport id", "no devices/emulators found")
 
@@ -75,6 +79,7 @@ class AdbLink:
         self.sleep = sleep
         self.client = NoSpawnClient(host=host, port=port, socket_timeout=socket_timeout)
         self._device: adbutils.AdbDevice | None = None
+        self.generation = 0     # shell commands that may have changed the screen, so far (taps, keys, launches)
 
     def resolve(self) -> None:
         """Find the device (``adb connect`` first for an ``ip:port`` serial); DeviceNotFound if absent."""
@@ -179,9 +184,39 @@ class AdbLink:
                     pass
         return self.guard(run)
 
+    def probe(self, service: str, nbytes: int) -> tuple[bytes, float, float | None]:
+        """Read the first ``nbytes`` a service sends, then hang up: (those bytes, seconds to the first
+        byte, bytes per second after it, None when everything came in one piece)."""
+        def run() -> tuple[bytes, float, float | None]:
+            started = time.perf_counter()
+            conn = self.device.open_transport(timeout=self.command_timeout)
+            try:
+                conn.send_command(service)
+                conn.check_okay()
+                sock = conn.conn
+                buf = bytearray(sock.recv(1 << 16))
+                first = time.perf_counter()
+                head = len(buf)
+                while buf and len(buf) < nbytes:
+                    chunk = sock.recv(min(1 << 20, nbytes - len(buf)))
+                    if not chunk:
+                        break
+                    buf += chunk
+                rest = time.perf_counter() - first
+                speed = (len(buf) - head) / rest if len(buf) > head and rest > 0 else None
+                return bytes(buf), first - started, speed
+            finally:
+                try:
+                    conn.conn.close()
+                except (OSError, AdbError):
+                    pass
+        return self.guard(run)
+
     def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str:
         """Run a shell command. A list is quoted argument by argument (the safe form)."""
         cmd = args if isinstance(args, str) else shlex.join(str(a) for a in args)
+        if not _READS_ONLY.match(cmd):
+            self.generation += 1
         out = self.service("shell:" + cmd, timeout).decode("utf-8", errors="replace")
         logger.debug("shell %s -> %d chars", cmd[:120], len(out))
         return out.rstrip("\r\n")

@@ -224,7 +224,8 @@ class HybridLocator:
         if tier == "tree":
             tree = screen.tree()
             if tree is None:
-                return [], "no UI hierarchy (pass hierarchy= or a device)"
+                return [], (f"no UI tree ({screen.tree_error})" if screen.tree_error
+                            else "no UI hierarchy (pass hierarchy= or a device)")
             return tree_tier.elements(tree, kind, value, etype), ""
         if tier == "ocr":
             if kind not in ("text", "desc"):

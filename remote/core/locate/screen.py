@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import cv2
 import numpy as np
 from PIL import Image
 
@@ -19,6 +20,8 @@ from remote.core.locate.pyramid import Pyramid, gray_pyramid
 from remote.core.locate.ui_tree import UITree, UITreeError, parse_hierarchy
 
 logger = logging.getLogger(__name__)
+STATE_DIFF = 24              # gray levels a 1/8-size cell must move to count as changed
+STATUS_BAR_SHARE = 0.05      # the top of the frame left out of comparisons (the status bar's clock)
 
 
 class Screen:
@@ -37,6 +40,8 @@ class Screen:
         self.ocr_timing: dict[str, dict[str, float]] = {}   # per reading: det_ms, rec_ms, lines (ocr.read_text)
         self._orb: tuple[Any, Any] | None = None
         self._pyramid: Pyramid | None = None
+        self.tree_reused = False       # the tree came from an earlier capture of the same screen state
+        self._thumb: np.ndarray | None = None
 
     @property
     def pil(self) -> Image.Image:
@@ -53,6 +58,11 @@ class Screen:
     def tree_taken(self) -> bool:
         """The UI dump was taken with this screen (it may have failed; then ``tree()`` is None)."""
         return self.hierarchy is not None or bool(self._tree_error) and self._tree_error != "no hierarchy"
+
+    @property
+    def tree_error(self) -> str:
+        """Why this screen has no tree, when its dump was taken and failed (the phone's words, its hint)."""
+        return "" if self._tree_error == "no hierarchy" else self._tree_error
 
     def tree(self) -> UITree | None:
         """The parsed UI tree, or None when the screen came without one (or it could not be parsed)."""
@@ -92,6 +102,26 @@ class Screen:
         if self._pyramid is None:
             self._pyramid = gray_pyramid(self.gray)
         return self._pyramid
+
+    def same_state(self, other: Screen) -> bool:
+        """Does ``other`` show the same screen state (so its UI tree still holds)?
+
+        Compared on 1/8-size gray copies, below the status bar (its clock moves), allowing
+        a handful of changed cells: a blinking text caret is one column of cells, a typed
+        character is several columns.
+        """
+        if other.size != self.size:
+            return False
+        diff = cv2.absdiff(self.thumb(), other.thumb())
+        changed = int(np.count_nonzero(diff > STATE_DIFF))
+        return changed <= max(2, diff.size // 5000)
+
+    def thumb(self) -> np.ndarray:
+        if self._thumb is None:
+            w, h = self.size
+            small = cv2.resize(self.gray, (max(1, w // 8), max(1, h // 8)), interpolation=cv2.INTER_AREA)
+            self._thumb = small[int(small.shape[0] * STATUS_BAR_SHARE):]
+        return self._thumb
 
     def orb(self) -> tuple[Any, Any]:
         if self._orb is None:

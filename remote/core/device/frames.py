@@ -1,0 +1,161 @@
+"""Getting frames off the phone: which display, which wire format (measured once per session), decoded once.
+
+* The display (R5): on a phone with two displays, the default display's physical
+  id (`screen_state.default_display`) goes to ``screencap -d``; a warning that
+  still arrives is taken off (`capture.strip_warnings`).
+* The wire format (R10): a raw frame is 4 bytes a pixel with no work on the phone;
+  a PNG is small but the phone encodes it (~0.45 s at 1080x2400, §4.3). The first
+  megabyte of the session's first raw frame is read and timed (the link's speed);
+  when a whole raw frame then costs less than a typical PNG, raw it is (USB, ~38
+  MB/s: 0.3 s); else a PNG is taken, timed, and the cheaper of the two kept for
+  the session (Wi-Fi, 0.1-5 MB/s: 10 MB of raw pixels would take seconds). A
+  format that fails to decode gives way to the other.
+* Decoding (item 6 of issue 25): straight into the BGR ``ndarray`` the locator
+  works on; PIL only on demand.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from remote.core.device.capture import CaptureDecodeError, png_to_bgr, raw_to_bgr, strip_warnings
+from remote.errors import DeviceCommandError
+
+logger = logging.getLogger(__name__)
+PROBE_BYTES = 1 << 20          # the part of a raw frame read to time the link
+PNG_TYPICAL_S = 0.45           # `screencap -p` of a 1080x2400 screen (ADB_NOTES §4.3: midscene PR #1842)
+
+
+class Link(Protocol):
+    serial: str
+
+    def service(self, service: str, timeout: float | None = None) -> bytearray: ...
+
+    def probe(self, service: str, nbytes: int) -> tuple[bytes, float, float | None]: ...
+
+
+@dataclass
+class LinkReport:
+    """What one screenshot costs on this connection, and the format chosen for the session."""
+
+    wire: str = ""                    # "raw" or "png"
+    png_s: float | None = None        # one PNG capture, measured
+    raw_s: float | None = None        # one raw capture, estimated from the link's speed (or measured)
+    mb_s: float | None = None         # device -> host speed, MB/s
+    frame_bytes: int = 0              # a raw frame's size
+    png_bytes: int = 0
+    display: str | None = None        # the physical display id given to `screencap -d` (None: one display)
+    warnings: str = ""                # warning text the phone printed before an image
+    grabs: int = 0                    # frames taken this session
+    grab_s: float = 0.0               # and the seconds they took (capture, transfer, decode)
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+
+
+class FrameGrabber:
+    """``FrameGrabber(link, display=lambda: None).grab() -> BGR ndarray``; ``report`` says what it chose."""
+
+    def __init__(self, link: Link, display: Callable[[], str | None], *,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.link = link
+        self.display = display
+        self.clock = clock
+        self.report = LinkReport()
+        self._display_read = False
+
+    def _command(self, png: bool) -> str:
+        if not self._display_read:
+            self.report.display = self.display()
+            self._display_read = True
+        parts = ["screencap"]
+        if self.report.display:
+            parts += ["-d", self.report.display]
+        if png:
+            parts.append("-p")
+        return "exec:" + " ".join(parts)
+
+    def grab(self) -> np.ndarray:
+        """One frame, in the session's wire format (chosen on the first call)."""
+        started = self.clock()
+        try:
+            return self._grab()
+        finally:
+            self.report.grabs += 1
+            self.report.grab_s += self.clock() - started
+
+    def _grab(self) -> np.ndarray:
+        if not self.report.wire:
+            return self._first()
+        first, second = ("raw", "png") if self.report.wire == "raw" else ("png", "raw")
+        try:
+            return self._decode(first)
+        except CaptureDecodeError as exc:
+            logger.info("%s screencap unusable (%s); trying %s", first, exc, second)
+            try:
+                return self._decode(second)
+            except CaptureDecodeError as exc2:
+                raise DeviceCommandError(f"screen capture failed: {exc2}", command="screencap",
+                                         serial=self.link.serial) from exc2
+
+    def _decode(self, wire: str) -> np.ndarray:
+        data, warning = strip_warnings(self.link.service(self._command(wire == "png")))
+        if warning:
+            self.report.warnings = warning
+        return png_to_bgr(data) if wire == "png" else raw_to_bgr(data)
+
+    def _first(self) -> np.ndarray:
+        """The session's first frame, and the format for the rest: raw when the link moves a raw frame in
+        less than a phone takes to encode a PNG (`PNG_TYPICAL_S`), else the cheaper of the two, measured."""
+        report = self.report
+        frame: np.ndarray | None = None
+        try:
+            frame = self._probe_raw()
+        except (DeviceCommandError, CaptureDecodeError, struct.error) as exc:
+            logger.info("raw screencap unusable (%s); using PNG", exc)
+        if frame is not None:
+            report.wire = "raw"
+            return frame
+        started = self.clock()
+        try:
+            data, warning = strip_warnings(self.link.service(self._command(True)))
+            frame = png_to_bgr(data)
+        except CaptureDecodeError as exc:
+            logger.info("PNG screencap unusable (%s); using raw frames", exc)
+            report.wire = "raw"
+            return self._grab()
+        report.png_s, report.png_bytes = self.clock() - started, len(data)
+        report.warnings = warning or report.warnings
+        report.wire = "raw" if report.raw_s is not None and report.raw_s < report.png_s else "png"
+        logger.info("screenshots over this link: %s (png %.3f s, raw ~%s s, %s MB/s)", report.wire, report.png_s,
+                    f"{report.raw_s:.3f}" if report.raw_s is not None else "?",
+                    f"{report.mb_s:.1f}" if report.mb_s else "?")
+        return frame
+
+    def _probe_raw(self) -> np.ndarray | None:
+        """Read a raw frame's first `PROBE_BYTES`, timing the link; the whole frame when it is cheap enough."""
+        report = self.report
+        started = self.clock()
+        probed, first_byte_s, speed = self.link.probe(self._command(False), PROBE_BYTES)
+        head, warning = strip_warnings(probed)
+        report.warnings = warning or report.warnings
+        width, height, fmt = struct.unpack_from("<3I", head, 0)
+        bpp = {1: 4, 2: 4, 3: 3, 4: 2, 5: 4}.get(fmt)
+        if bpp is None or not (0 < width <= 16384 and 0 < height <= 16384):
+            raise CaptureDecodeError(f"raw frame header {width}x{height} format {fmt}")
+        report.frame_bytes = width * height * bpp + 16
+        report.mb_s = speed / 1e6 if speed else None
+        transfer_s = report.frame_bytes / speed if speed else 0.0
+        report.raw_s = first_byte_s + transfer_s
+        if transfer_s > PNG_TYPICAL_S:   # moving the pixels costs more than a phone encoding a PNG
+            return None
+        frame = self._decode("raw")     # cheap on this link: take a whole one now
+        report.raw_s = self.clock() - started
+        return frame

@@ -1,0 +1,64 @@
+"""What a text field holds: from a UI tree at hand, else (the dump failed) read by OCR in the field's box.
+
+Typing verifies by reading the field back (ADBKeyboard's broadcast says nothing of
+delivery, ADB_NOTES §5). The field's text before typing is often already known from
+the tree the step located the field in; after typing the phone is dumped. When that
+dump fails (R4), the field is read on the screenshot instead, inside its box.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from remote.core.device.protocol import Device, FrameSource
+from remote.core.locate import ocr
+from remote.core.locate.screen import Screen
+from remote.core.locate.ui_tree import UINode
+from remote.runner.capture import Capture
+
+logger = logging.getLogger(__name__)
+PAD_PX = 6
+
+
+def field_node(screen: Screen | None, box: tuple[int, int, int, int] | None = None) -> UINode | None:
+    """The text field at ``box`` in the screen's tree (else the focused node); None without a tree."""
+    tree = screen.tree() if screen is not None else None
+    if tree is None:
+        return None
+    if box is not None:
+        node = next((n for n in tree.nodes if n.bounds == box), None)
+        if node is not None:
+            return node
+    return tree.focused_node()
+
+
+def field_text(node: UINode | None) -> str | None:
+    """What the field shows as text ("" for its hint); None when unknown (no node, a password)."""
+    if node is None or node.password or "EditText" not in node.class_name and not node.focused:
+        return None
+    return "" if node.hint and node.text == node.hint else node.text
+
+
+def ocr_reader(device: Device, capture: Capture) -> Callable[[], str | None]:
+    """A reader of the field in ``capture.field_box`` (else the focused field of the last tree) by OCR."""
+
+    def read() -> str | None:
+        box = capture.field_box
+        if box is None:
+            node = field_node(capture.last)
+            box = node.bounds if node is not None else None
+        if box is None or not ocr.available():
+            logger.warning("no field to read back by OCR (%s)", "no OCR" if box else "its place is unknown")
+            return None
+        frame = device.frame(allow_uniform=True) if isinstance(device, FrameSource) else device.screenshot()
+        shot = Screen(frame)
+        x1, y1, x2, y2 = box
+        w, h = shot.size
+        crop = shot.bgr[max(0, y1 - PAD_PX):min(h, y2 + PAD_PX), max(0, x1 - PAD_PX):min(w, x2 + PAD_PX)]
+        lines = sorted(ocr.read_text(crop), key=lambda b: (b.bbox[1] // 20, b.bbox[0]))
+        text = "".join(b.text for b in lines)
+        logger.info("field read back by OCR: %r", text)
+        return text
+
+    return read

@@ -1,0 +1,213 @@
+"""Real phones' screens and UI dumps (issue 25 items 3, 4, 6): each behaviour switched on in the simulated
+phone, driven through the CLI or `ADBController` with the real adbutils client over the ADB protocol.
+
+Each test judges the phone's state (its snapshot, the commands it received), not only what `remote` says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from remote.cli import main
+from remote.core.device.adb_controller import ADBController
+from remote.errors import DumpFailed, SecureScreen
+from remote.runner.capture import Capture
+from remote.sim import real_screen, serve
+
+HEADLINE = "给张三发微信消息说你好"
+
+
+def run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str, task: str) -> tuple[int, dict, dict]:
+    """``remote run --device sim --scenario FILE --json TASK``: (exit status, the summary, the run record)."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text("uiautomator_delay_ms: 0\n" + scenario, encoding="utf-8")
+    started = time.monotonic()
+    code = main(["run", "--device", "sim", "--scenario", str(path), "--runs-dir", str(tmp_path / "runs"), "--json",
+                 task])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert time.monotonic() - started < 90, "a bounded time to the outcome"
+    record = json.loads((Path(summary["record"]) / "run.json").read_text(encoding="utf-8"))
+    return code, summary, record
+
+
+def commands(record: dict) -> list[str]:
+    return record["device_state"]["commands"]
+
+
+# ---------------------------------------------------------------- item 3: the UI dump
+
+
+@pytest.mark.slow
+def test_null_root_dumps_are_retried_and_the_task_is_done(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "dump_failures: [null_root, null_root]\n", HEADLINE)
+    assert code == 0 and summary["status"] == "success"
+    assert record["device_state"]["chats"] == {"张三": ["你好"]}
+    assert record["device"]["dumps"]["kinds"] == {"null_root": 2}
+
+
+@pytest.mark.slow
+def test_a_failed_read_back_dump_reads_the_field_by_ocr_and_the_task_goes_on(tmp_path, capsys):
+    # the third dump is typing's read-back: it fails five times (past its retries), so the field is read by OCR
+    code, summary, record = run_cli(tmp_path, capsys, "dump_failures: [ok, ok" + ", null_root" * 5 + "]\n", HEADLINE)
+    assert code == 0 and summary["status"] == "success"
+    assert record["device_state"]["chats"] == {"张三": ["你好"]}
+    assert record["device"]["dumps"]["failed"] == 1
+
+
+@pytest.mark.slow
+def test_another_automation_tool_is_named_and_the_task_is_not_called_done(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "automation_holder: appium\n", HEADLINE)
+    assert code == 1 and summary["status"] == "failed"
+    assert "Appium's UiAutomator2 server" in summary["error"] and "already registered" in summary["error"]
+    assert record["device_state"]["chats"] == {}
+    assert any(c.startswith("ps") for c in commands(record))
+
+
+@pytest.mark.sim(dump_failures=["idle"], idle_timeout_ms=50)
+def test_an_idle_failure_is_retried_compressed(adb, sim_phone):
+    assert "<hierarchy" in adb.dump_hierarchy()
+    dumps = [c for c in sim_phone.commands if "uiautomator dump" in c]
+    assert len(dumps) == 2 and "--compressed" in dumps[1]
+
+
+@pytest.mark.sim(dump_failures=["idle", "idle", "null_root"], idle_timeout_ms=50)
+def test_a_dump_that_stays_broken_is_a_clear_error_within_its_retries(adb, sim_phone):
+    with pytest.raises(DumpFailed) as err:
+        adb.dump_hierarchy()
+    assert err.value.kind == "idle" and "never went idle" in err.value.hint
+    assert sum("uiautomator dump" in c for c in sim_phone.commands) == 2
+    assert "<hierarchy" in adb.dump_hierarchy()   # null root once, then a tree
+
+
+def test_the_headline_task_dumps_at_most_once_and_a_half_per_step(make_runner, sim_phone):
+    result = make_runner().run(HEADLINE)
+    assert result.status.value == "success" and sim_phone.snapshot()["chats"] == {"张三": ["你好"]}
+    dumps = sum("uiautomator dump" in c for c in sim_phone.commands)
+    assert dumps <= 1.5 * len(result.step_results), f"{dumps} dumps for {len(result.step_results)} steps"
+
+
+def test_a_screen_that_did_not_change_is_not_dumped_again(fast_adb, sim_phone):
+    capture = Capture(fast_adb)
+    first = capture.screen(tree=True)
+    again = capture.screen(tree=True)
+    assert sum("uiautomator dump" in c for c in sim_phone.commands) == 1
+    assert again.tree_reused and again.xml == first.xml
+    fast_adb.tap(*first.tree().find_by_desc("微信")[0].center)   # the launcher's WeChat icon: a new screen
+    assert capture.screen(tree=True).tree().find_by_text("通讯录")
+    assert sum("uiautomator dump" in c for c in sim_phone.commands) == 2
+
+
+def test_a_frame_is_decoded_once_into_the_array_the_locator_uses(fast_adb):
+    screen = Capture(fast_adb).screen(tree=False)
+    assert screen.bgr.shape == (2400, 1080, 3) and screen._pil is None   # no PIL image made on the way
+    assert screen.pil.size == (1080, 2400)
+
+
+# ---------------------------------------------------------------- item 4: displays, locks, rotation, secure layers
+
+
+@pytest.mark.slow
+def test_two_displays_capture_the_default_one_with_its_id(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "displays: 2\n", "打开微信")
+    assert code == 0 and record["device_state"]["foreground"]["package"] == "com.tencent.mm"
+    shots = [c for c in commands(record) if c.startswith("screencap")]
+    assert shots and all(c.startswith(f"screencap -d {real_screen.MAIN_ID}") for c in shots)
+
+
+@pytest.mark.sim(displays=2)
+def test_the_front_app_is_read_on_the_default_display_not_the_cover(adb, sim_phone):
+    sim_phone.launch("com.tencent.mm")
+    out = adb.shell(["dumpsys", "window"])
+    assert out.index("SubHomeActivity") < out.index("com.tencent.mm")   # the cover screen's focus comes first
+    assert adb.current_app()["package"] == "com.tencent.mm"
+    raw = adb.link.service("exec:screencap -p")
+    assert raw.startswith(b"[Warning] Multiple displays")            # what a bare screencap gives
+    assert adb.frame().shape == (2400, 1080, 3)                        # ours asks for the display by id
+
+
+@pytest.mark.slow
+def test_a_sleeping_phone_with_a_swipe_lock_is_woken_and_unlocked(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "screen_off: true\nkeyguard: swipe\n", "返回桌面")
+    assert code == 0 and summary["status"] == "success"
+    assert record["device_state"]["hardware"]["awake"] and not record["device_state"]["hardware"]["locked"]
+    assert "input keyevent 224" in commands(record)
+
+
+def test_a_pin_lock_stops_the_run_with_exit_2_and_nothing_typed(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "keyguard: pin\n", HEADLINE)
+    assert code == 2 and summary["failure"] == "device"
+    assert "PIN, pattern or password" in summary["error"] and "never types" in summary["error"]
+    assert record["device_state"]["hardware"]["locked"]
+    assert not [c for c in commands(record) if re.match(r"(cmd )?input (text|tap|swipe)", c)]
+
+
+@pytest.mark.sim(keyguard="swipe")
+def test_the_lock_screen_reads_as_systemui_until_swiped(adb, sim_phone):
+    assert adb.current_app()["package"] == "com.android.systemui"
+    assert adb.wake_and_unlock() == ["swiped away the lock screen (no PIN is set)"]
+    assert adb.current_app()["package"] == "com.android.launcher3"
+
+
+@pytest.mark.sim(secure_layer=True)
+def test_a_secure_layer_under_a_visible_status_bar_is_seen(adb, fast_adb):
+    with pytest.raises(SecureScreen, match="secure layer"):
+        adb.screenshot()
+    frame = adb.frame(allow_uniform=True)
+    assert frame[:40].max() > 16 and frame[300:2200].max() < 16    # the status bar shows, the app is black
+    screen = Capture(fast_adb).screen(tree=False)
+    assert screen.secure and screen.tree() is not None                  # the tree still locates on it
+
+
+@pytest.mark.sim(rotation=1)
+def test_landscape_taps_and_frames_use_the_turned_size(adb, sim_phone):
+    assert adb.shell(["wm", "size"]).strip() == "Physical size: 1080x2400"   # wm size stays portrait (R9)
+    assert adb.window_size() == (2400, 1080)
+    adb.tap(2000, 500)                                                       # valid in landscape
+    assert sim_phone.commands[-1].endswith("tap 2000 500")
+    assert adb.frame().shape == (1080, 2400, 3)
+
+
+@pytest.mark.slow
+def test_a_task_in_landscape_taps_in_the_turned_space(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "rotation: 1\n", "打开蓝牙")
+    assert code == 0 and record["device_state"]["settings"]["bluetooth"] is True
+    taps = [tuple(map(int, c.split()[-2:])) for c in commands(record) if re.match(r"(cmd )?input tap", c)]
+    assert taps and all(x < 2400 and y < 1080 for x, y in taps) and record["device"]["size"] == [2400, 1080]
+
+
+# ---------------------------------------------------------------- item 6: the link, cmd input, double tap
+
+
+@pytest.mark.parametrize(("speed", "wire"), [(38.0, "raw"), (5.0, "png")])
+def test_the_wire_format_is_chosen_by_the_link_speed(speed, wire, tmp_path):
+    with serve(link_mb_s=speed, png_ms=450, uiautomator_delay_ms=0) as server:
+        adb = ADBController(server.serial, port=server.port, state_dir=str(tmp_path)).connect()
+        adb.frame()
+        report = adb.link_report()
+        assert report.wire == wire, report
+        assert report.mb_s is not None and abs(report.mb_s - speed) < speed * 0.5
+        kinds = [c for c in server.phone.commands if c.startswith("screencap")]
+        assert ("screencap -p" in kinds) == (wire == "png")
+
+
+@pytest.mark.parametrize(("release", "prefix"), [("13", "cmd input"), ("10", "input")])
+def test_cmd_input_from_android_11(release, prefix, tmp_path):
+    with serve(android_release=release, uiautomator_delay_ms=0) as server:
+        adb = ADBController(server.serial, port=server.port, state_dir=str(tmp_path)).connect()
+        adb.tap(540, 1200)
+        adb.input_keyevent("BACK")
+        assert server.phone.commands[-2:] == [f"{prefix} tap 540 1200", f"{prefix} keyevent 4"]
+
+
+@pytest.mark.parametrize(("release", "double"), [("13", True), ("10", False)])
+def test_a_double_tap_is_one_command_inside_the_double_tap_window(release, double, tmp_path):
+    with serve(android_release=release, input_ms=250, cmd_ms=30, uiautomator_delay_ms=0) as server:
+        adb = ADBController(server.serial, port=server.port, state_dir=str(tmp_path)).connect()
+        assert adb.double_tap(540, 1200) is double
+        assert server.phone.hw.double_taps == int(double)   # two `input` app_processes land 250 ms+ apart
+        assert len([c for c in server.phone.commands if "tap 540 1200" in c]) == 1
