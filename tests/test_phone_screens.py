@@ -211,3 +211,19 @@ def test_a_double_tap_is_one_command_inside_the_double_tap_window(release, doubl
         assert adb.double_tap(540, 1200) is double
         assert server.phone.hw.double_taps == int(double)   # two `input` app_processes land 250 ms+ apart
         assert len([c for c in server.phone.commands if "tap 540 1200" in c]) == 1
+
+
+@pytest.mark.sim(cmd_ms=30, input_ms=250)
+def test_the_mcp_double_tap_is_a_real_double_tap(adb, sim_phone, tmp_path):
+    from remote.apps import ModuleRegistry
+    from remote.mcp import gestures
+    from remote.mcp.access import AccessGate
+    from remote.mcp.asking import Asker
+    from remote.mcp.session import Session, SessionOptions
+
+    session = Session(adb, registry=ModuleRegistry(), gate=AccessGate(["com.tencent.mm"]), phone=sim_phone,
+                      options=SessionOptions(runs_dir=None, work_dir=tmp_path, busy_wait=5))
+    sim_phone.launch("com.tencent.mm")
+    session.screenshot(max_side=2400)                  # image pixels = device pixels
+    report = gestures.double_tap(session, Asker(None), x=540, y=1200)
+    assert report.startswith("double-tapped") and sim_phone.hw.double_taps == 1
