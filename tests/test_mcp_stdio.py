@@ -202,11 +202,11 @@ def test_at_1080_taps_land_the_gate_refuses_text_arrives_verbatim_and_a_dropped_
         async with outside_phone(tmp_path, person, resolution="1080x2400") as (client, phone):
             await ok(client, "request_access", apps=["com.android.settings"])
             await tap_icon_by_coordinates(client, phone)          # the home screen is always allowed
-            taps = len([c for c in phone.commands if c.startswith("input tap")])
+            taps = len([c for c in phone.commands if c.removeprefix("cmd ").startswith("input tap")])
             refused = await call(client, "tap", target_ref="desc:搜索")
             assert refused.is_error
             assert "com.tencent.mm is in front and is not in this session's allowed apps" in text_of(refused)
-            assert len([c for c in phone.commands if c.startswith("input tap")]) == taps
+            assert len([c for c in phone.commands if c.removeprefix("cmd ").startswith("input tap")]) == taps
 
             await ok(client, "request_access", apps=["微信"])
             await ok(client, "tap", target_ref="desc:搜索")

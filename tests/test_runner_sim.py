@@ -37,11 +37,11 @@ TEMPLATE_TASKS = {
 
 
 def _inputs(snapshot: dict) -> list[str]:
-    return [c for c in snapshot["commands"] if c.startswith("input")]
+    return [c.removeprefix("cmd ") for c in snapshot["commands"] if c.removeprefix("cmd ").startswith("input")]
 
 
 def _taps(snapshot: dict) -> list[str]:
-    return [c for c in snapshot["commands"] if c.startswith(("input tap", "input swipe"))]
+    return [c for c in snapshot["commands"] if c.removeprefix("cmd ").startswith(("input tap", "input swipe"))]
 
 
 @pytest.mark.slow
@@ -139,7 +139,7 @@ def test_dry_run_locates_but_never_touches_the_phone(make_runner, sim_phone, tmp
     assert tap_step.locate_result.success and tap_step.locate_result.method_used == "template"
     assert later.status is StepStatus.NOT_CHECKED and "needs the screen after step 1" in later.notes[0]
     new = sim_phone.snapshot()["commands"][before:]
-    assert not [c for c in new if c.startswith(("input", "am ", "monkey", "ime set"))]
+    assert not [c for c in new if c.removeprefix("cmd ").startswith(("input", "am ", "monkey", "ime set"))]
     assert sim_phone.snapshot()["foreground"]["screen"] == "launcher"
 
 

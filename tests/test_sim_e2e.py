@@ -181,7 +181,7 @@ def test_dropped_phone_is_device_disconnected_not_a_hang(sim_phone, adb):
 def test_connection_reset_recovers(sim_phone, adb):
     for _ in range(6):
         adb.tap(10, 10)
-    assert sum(c == "input tap 10 10" for c in sim_phone.snapshot()["commands"]) == 6
+    assert sum(c.removeprefix("cmd ") == "input tap 10 10" for c in sim_phone.snapshot()["commands"]) == 6
 
 
 @pytest.mark.sim(uiautomator_delay_ms=300)

@@ -102,7 +102,7 @@ def test_3_an_app_the_phone_does_not_have_is_said_at_once(workdir, capsys):
     out = capsys.readouterr().out
     assert "no app 淘宝 (com.taobao.taobao) on this phone" in out
     commands = last_record(workdir)["device_state"]["commands"]
-    assert not [c for c in commands if c.startswith(("input swipe", "input tap"))]   # no launcher search
+    assert not [c for c in commands if c.removeprefix("cmd ").startswith(("input swipe", "input tap"))]   # no launcher search
 
 
 # 4 -------------------------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def test_4_dry_run_of_the_readme_example_is_valid_and_honest(workdir, capsys):
     captured = capsys.readouterr()
     assert "DRY RUN (plan valid)" in captured.out and "not checked (needs the screen after step 1)" in captured.err
     commands = last_record(workdir)["device_state"]["commands"]
-    assert not [c for c in commands if c.startswith(("input", "am start", "monkey"))]
+    assert not [c for c in commands if c.removeprefix("cmd ").startswith(("input", "am start", "monkey"))]
 
 
 # 5 -------------------------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_7_what_a_model_step_does_needs_a_yes_and_without_a_terminal_the_answer_
     out = capsys.readouterr().out
     assert "sensitive step not confirmed" in out and word in out
     commands = last_record(workdir)["device_state"]["commands"]
-    assert not [c for c in commands if "CALL" in c or "alipays" in c or c.startswith("input tap 540 1200")]
+    assert not [c for c in commands if "CALL" in c or "alipays" in c or c.removeprefix("cmd ").startswith("input tap 540 1200")]
 
 
 # 8 -------------------------------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def test_8_absurd_repeats_and_waits_are_refused_before_anything_runs(with_model,
     out = capsys.readouterr().out
     assert "times 100000000 is outside 1..50" in out or "unusable" in out
     commands = last_record(workdir)["device_state"]["commands"]
-    assert not [c for c in commands if c.startswith("input keyevent")]
+    assert not [c for c in commands if c.removeprefix("cmd ").startswith("input keyevent")]
 
 
 def test_8_the_time_budget_holds_inside_a_step(with_model, workdir, capsys):

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from remote.core.device.protocol import Device, DumpReuse, FrameSource
+from remote.core.device.protocol import CostReport, Device, DumpReuse, FrameSource
 from remote.core.locate.screen import Screen
 from remote.errors import DeviceCommandError, SecureScreen
 
@@ -153,12 +153,9 @@ class Capture:
 def device_costs(device: Device, capture: Capture | None) -> dict[str, Any]:
     """For the run record: the link's screenshot cost and format, the UI dumps made and reused."""
     out: dict[str, Any] = {}
-    report = getattr(device, "link_report", None)
-    stats = getattr(device, "dump_stats", None)
-    if callable(report):
-        out["link"] = report().to_dict()
-    if callable(stats):
-        out["dumps"] = stats().to_dict()
+    if isinstance(device, CostReport):
+        out["link"] = device.link_report().to_dict()
+        out["dumps"] = device.dump_stats().to_dict()
     if capture is not None:
         out["captures"] = capture.stats.to_dict()
     return out

@@ -18,15 +18,14 @@ for both phones. The apps draw portrait frames; here they are
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any, TypeAlias
 
 from PIL import Image
 
 from remote.sim.render import Shot, draw_tree, tree_to_xml
 from remote.sim.widgets import Metrics, Widget
 
-if TYPE_CHECKING:
-    from remote.sim.device import Phone
+Phone: TypeAlias = Any   # remote.sim.device.Phone (which imports this module's sibling realism): passed in, not imported
 
 MAIN_ID, COVER_ID = 4619827259835644672, 4619827551948147201   # ids of the kind SurfaceFlinger prints
 COVER_SIZE = (720, 748)                                         # a Flip-style cover display
@@ -76,7 +75,8 @@ def frame(phone: Phone, png: bool, display: int | None = None) -> bytes:
         return _cache[key].png() if png else _cache[key].raw()
     plain = hw.awake and not hw.locked and not scenario.secure_layer and not scenario.rotation
     if plain:
-        return phone.screencap(png)
+        frame_bytes: bytes = phone.screencap(png)
+        return frame_bytes
     base = phone.screencap(False)
     key = (id(base), hw.awake, hw.locked, hw.bouncer, scenario.secure_layer, scenario.rotation, phone.size)
     if key not in _cache:

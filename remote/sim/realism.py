@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeAlias
 
 from remote.errors import ConfigError
 
-if TYPE_CHECKING:
-    from remote.sim.device import Phone
-    from remote.sim.scenario import Scenario
-    from remote.sim.shell import Ctx
+# The phone, its scenario and a command's context are passed in (remote.sim.device.Phone, .scenario.Scenario,
+# .shell.Ctx); they are not imported here: device and scenario import this module.
+Phone: TypeAlias = Any
+Scenario: TypeAlias = Any
+Ctx: TypeAlias = Any
 
 PROFILES: dict[str, dict[str, Any]] = {
     # issue 25: dump 1.5 s, `input` 0.25 s, frames at USB 2.0 speed (~38 MB/s, R10)

@@ -15,6 +15,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from PIL import Image
 
+from remote.core.device.dump import DumpStats
+from remote.core.device.frames import LinkReport
+
 
 @runtime_checkable
 class ScreenSource(Protocol):
@@ -70,3 +73,11 @@ class FieldReadback(Protocol):
     """A phone whose typing read-back can fall back on a reader of the field on the screen (OCR)."""
 
     field_reader: Callable[[], str | None] | None
+
+
+@runtime_checkable
+class CostReport(Protocol):
+    """A phone that counts what its screenshots and UI dumps cost (for the run record and the bench)."""
+
+    def link_report(self) -> LinkReport: ...
+    def dump_stats(self) -> DumpStats: ...
