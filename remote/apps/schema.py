@@ -23,7 +23,7 @@ CONFIG_KEYS = ("name", "display_name", "package", "keywords", "home_ref", "sensi
                "description", "stable_ids", "failures")
 TASK_KEYS = ("name", "description", "patterns", "slots", "steps", "success_check", "failures")
 STEP_KEYS = ("step", "action", "target_ref", "target", "target_type", "description", "params", "verify_ref",
-             "success_condition", "fallback", "timeout", "retry", "wait_before", "wait_after", "sensitive")
+             "success_condition", "fallback", "timeout", "retry", "wait_before", "wait_after", "sensitive", "anchors")
 FAILURE_KEYS = ("text", "target", "says")
 PARAM_KEYS: dict[ActionName, tuple[str, ...]] = {
     ActionName.TAP: ("toggle", "stay_in_app"),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from remote.commands._device import open_device
+from remote.commands._learned import learner as make_learner
 from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.core.records import (
@@ -26,7 +27,8 @@ from remote.runner.models import Budget
 
 MARKS = {StepStatus.SUCCESS: "ok", StepStatus.FAILED: "FAILED", StepStatus.SKIPPED: "skipped",
          StepStatus.NOT_CHECKED: "not checked"}
-SOURCES = {"template": "task template (free)", "model": "the model", "replan": "replan"}
+SOURCES = {"template": "task template (free)", "model": "the model", "replan": "replan",
+           "learned": "a learned task (free)"}
 
 
 class Progress:
@@ -102,7 +104,8 @@ def summary(result: TaskResult) -> dict[str, Any]:
             "steps": len(steps), "steps_ok": sum(sr.status is StepStatus.SUCCESS for sr in steps),
             "steps_failed": sum(sr.status is StepStatus.FAILED for sr in steps),
             "steps_not_checked": sum(sr.status is StepStatus.NOT_CHECKED for sr in steps),
-            "failure": result.failure.value if result.failure else None,
+            "failure": result.failure.value if result.failure else None, "plan_source": result.plan_source,
+            "learned": result.learning.get("learned") or result.learning.get("replayed"),
             "final_check": final.to_dict() if final else None,
             "model_calls": result.model_usage.calls, "tokens": result.model_usage.total_tokens,
             "seconds": round(result.total_time, 2), "error": result.error_message, "record": result.record_dir,
@@ -125,8 +128,28 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
         print(f"  final check {verdict}: {result.final_check.summary}")
     if result.error_message:
         print(f"  why: {result.error_message}")
+    for line in learning_lines(result.learning):
+        print(f"  {line}")
     if result.record_dir:
         print(f"  record: {Path(result.record_dir) / 'report.html'}")
+
+
+def learning_lines(info: dict[str, Any]) -> list[str]:
+    """What learning did in this run, for the summary (docs/learning.md)."""
+    if info.get("learned"):
+        return [f"learned: {info['learned']} ({' | '.join(info.get('patterns', []))}); the same sentence, with "
+                f"other values too, now runs with no model ({info['file']})"]
+    if info.get("replayed"):
+        healed = info.get("healed_steps") or []
+        how = ", healed step " + ", ".join(map(str, healed)) if healed else ""
+        how += ", handed over to the planner" if info.get("handed_over") else ""
+        count = f", replay {info['replay']}" if info.get("replay") else ""
+        trust = " (trusted)" if info.get("trusted") else " (set aside after failing twice)" if info.get("set_aside") \
+            else ""
+        return [f"learned task {info['replayed']}{count}{how}{trust}"]
+    if info.get("why_not"):
+        return [f"not learned: {info['why_not']}"]
+    return []
 
 
 def run(args: argparse.Namespace) -> int:
@@ -145,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
         runner = build_runner(adb, llm=llm, limits=limits, options=options, person=TerminalPerson(),
                               registry=module_registry(),
                               listener=None if args.json else Progress(),
-                              device_state=sim.snapshot if sim is not None else None)
+                              device_state=sim.snapshot if sim is not None else None,
+                              learner=make_learner(args))
         result = runner.run(args.task)
     if args.json:
         print(json.dumps(summary(result), ensure_ascii=False))
