@@ -237,3 +237,44 @@ def test_modules_check_names_a_broken_learned_file_with_its_line(tmp_path, capsy
     code = cli.main(["modules", "check", "--learned-dir", str(folder)])
     out = capsys.readouterr().out
     assert code == 1 and f"{folder / 'learned_bad.yaml'}:6" in out and "tapp" in out
+
+
+# ---------------------------------------------------------------------- what is never learned (the compiler)
+LOGIN_XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0">
+<node index="0" text="" class="android.widget.FrameLayout" package="com.example.bank" bounds="[0,0][1080,2400]">
+<node index="0" text="登录" class="android.widget.TextView" package="com.example.bank" bounds="[40,100][400,200]"/>
+<node index="1" text="" class="android.widget.EditText" package="com.example.bank" clickable="true" focusable="true"
+ focused="true" password="true" bounds="[40,600][1040,720]"/>
+<node index="2" text="进入" class="android.widget.Button" package="com.example.bank" clickable="true"
+ bounds="[40,800][1040,920]"/>
+</node></hierarchy>"""
+
+
+def test_a_run_that_typed_into_a_password_field_is_not_learned_and_the_password_is_nowhere(store):
+    from PIL import Image
+
+    from remote.core.locate.hybrid_locator import HybridLocator
+    from remote.core.locate.screen import Screen
+    from remote.core.records import FinalCheckResult, StepResult, StepStatus, TaskPlan, TaskResult
+    from remote.core.plan.schema import parse_plan
+    from remote.runner.learning import compile_run
+
+    screen = Screen(Image.new("RGB", (1080, 2400), "white"), LOGIN_XML)
+    parsed: TaskPlan = parse_plan({"analysis": {}, "steps": [
+        {"action": "input_text", "target_ref": "editable:", "params": {"text": "hunter2-secret"}},
+        {"action": "tap", "target_ref": "text:进入"}], "success_check": {"text": "欢迎"}})
+    steps = [StepResult(step=parsed.steps[0], status=StepStatus.SUCCESS, screenshot_before=screen,
+                        tap_point=(540, 660)),
+             StepResult(step=parsed.steps[1], status=StepStatus.SUCCESS, screenshot_before=screen,
+                        tap_point=(540, 860))]
+    result = TaskResult(status=TaskStatus.SUCCESS, plan=parsed, step_results=steps, task="用密码hunter2-secret登录",
+                        final_check=FinalCheckResult(True, [], "欢迎 on the screen"))
+    compiled = compile_run(result.task, result, HybridLocator())
+    assert compiled.task is None and "password" in compiled.refused and "step 1" in compiled.refused
+    assert "hunter2" not in compiled.refused
+    learner = Learner(store)
+    info = learner.finish(result.task, result, HybridLocator(), ModuleRegistry(), stable_ids=False, record_dir=None,
+                          extra={})
+    assert info["learned"] is None and "password" in info["why_not"]
+    assert not store.folder.exists() or not any("hunter2" in p.read_text(encoding="utf-8", errors="replace")
+                                                for p in store.folder.rglob("*") if p.is_file())
