@@ -15,10 +15,13 @@ import pytest
 from remote import cli
 from remote.apps import APPS_DIR, ModuleRegistry
 from remote.apps.learned import LearnedStore
+from remote.core.device.adb_controller import ADBController
 from remote.core.records import FailureReason, TaskStatus
 from remote.runner.learner import Learner
 from remote.runner.learning import patterns_for, slot_values
+from remote.sim import serve
 from tests.support.model_fixtures import SECRET_KEY
+from tests.support.runner_fixtures import no_sleep, runner_for
 
 
 def plan(*steps: dict, check: dict, slots: dict | None = None) -> dict:
@@ -90,6 +93,23 @@ def test_a_model_solved_task_replays_free_for_other_values_even_with_the_model_s
         assert sim_phone.snapshot()["chats"][contact][-1] == message
     state = store.get(learned).state
     assert (state.replays, state.clean_replays, state.trusted) == (2, 2, True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["8.0.1", "8.0.32"])
+def test_learned_on_one_wechat_release_it_replays_on_another_with_at_most_one_heal_call(
+        make_runner, model_server, llm_config, store, tmp_path, version):
+    model_server.script("plan", send("王五", "明天见"))
+    assert make_runner(llm_config, learner=Learner(store)).run("麻烦帮我跟王五讲一声明天见").success
+    with serve({"versions": {"wechat": version}, "uiautomator_delay_ms": 0}) as other:
+        adb = ADBController(other.serial, port=other.port, state_dir=str(tmp_path / "ime2"), sleep=no_sleep)
+        try:
+            result = runner_for(adb.connect(), tmp_path, llm_config, learner=Learner(store)).run("跟李四讲一声周末见")
+        finally:
+            adb.close()
+        chats = other.phone.snapshot()["chats"]
+    assert result.status is TaskStatus.SUCCESS and result.plan_source == "learned", result.error_message
+    assert result.model_usage.calls <= 1 and chats["李四"][-1] == "周末见"
 
 
 @pytest.mark.slow
