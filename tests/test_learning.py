@@ -275,8 +275,8 @@ def test_a_run_that_typed_into_a_password_field_is_not_learned_and_the_password_
 
     from remote.core.locate.hybrid_locator import HybridLocator
     from remote.core.locate.screen import Screen
-    from remote.core.records import FinalCheckResult, StepResult, StepStatus, TaskPlan, TaskResult
     from remote.core.plan.schema import parse_plan
+    from remote.core.records import FinalCheckResult, StepResult, StepStatus, TaskPlan, TaskResult
     from remote.runner.learning import compile_run
 
     screen = Screen(Image.new("RGB", (1080, 2400), "white"), LOGIN_XML)

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from remote import cli
-from remote.core.records import TaskStatus
 from remote.apps.learned import LearnedStore
 from remote.core.device.adb_controller import ADBController
+from remote.core.records import TaskStatus
 from remote.runner import RunOptions, build_runner
+from remote.runner.clock import Clock
 from remote.runner.learner import Learner
 from remote.sim import serve
-from remote.runner.clock import Clock
 from remote.sim.trace import TracePhone
 from tests.support.model_fixtures import SECRET_KEY
 from tests.support.runner_fixtures import no_sleep

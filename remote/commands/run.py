@@ -13,6 +13,7 @@ from remote.commands._device import open_device
 from remote.commands._learned import learner as make_learner
 from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
+from remote.core.record.report import learning_words
 from remote.core.records import (
     LocateStrategy,
     StepPlan,
@@ -128,28 +129,11 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
         print(f"  final check {verdict}: {result.final_check.summary}")
     if result.error_message:
         print(f"  why: {result.error_message}")
-    for line in learning_lines(result.learning):
-        print(f"  {line}")
+    learned = learning_words(result.learning)
+    if learned:
+        print(f"  {learned}")
     if result.record_dir:
         print(f"  record: {Path(result.record_dir) / 'report.html'}")
-
-
-def learning_lines(info: dict[str, Any]) -> list[str]:
-    """What learning did in this run, for the summary (docs/learning.md)."""
-    if info.get("learned"):
-        return [f"learned: {info['learned']} ({' | '.join(info.get('patterns', []))}); the same sentence, with "
-                f"other values too, now runs with no model ({info['file']})"]
-    if info.get("replayed"):
-        healed = info.get("healed_steps") or []
-        how = ", healed step " + ", ".join(map(str, healed)) if healed else ""
-        how += ", handed over to the planner" if info.get("handed_over") else ""
-        count = f", replay {info['replay']}" if info.get("replay") else ""
-        trust = " (trusted)" if info.get("trusted") else " (set aside after failing twice)" if info.get("set_aside") \
-            else ""
-        return [f"learned task {info['replayed']}{count}{how}{trust}"]
-    if info.get("why_not"):
-        return [f"not learned: {info['why_not']}"]
-    return []
 
 
 def run(args: argparse.Namespace) -> int:
