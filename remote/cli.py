@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import logging
 import sys
 import traceback
@@ -362,55 +361,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     _terminal.honour_sigint()
     try:
         if args.command in MODEL_COMMANDS:
-            _warn_model_config()
+            _terminal.warn_model_config()
         command = importlib.import_module(f"remote.commands.{args.command.replace('-', '_')}")
         return int(command.run(args))
     except KeyboardInterrupt:
         _terminal.error("interrupted")
-        return _as_json(args, "interrupted", "", ExitCode.ABORTED, "KeyboardInterrupt")
+        return _terminal.error_json(args, "interrupted", "", ExitCode.ABORTED, "KeyboardInterrupt")
     except RemoteError as exc:
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: {exc.message}" + (f"\n  what to do: {exc.hint}" if exc.hint else ""))
-        return _as_json(args, exc.message, exc.hint, exc.exit_code, type(exc).__name__)
+        return _terminal.error_json(args, exc.message, exc.hint, exc.exit_code, type(exc).__name__)
     except OSError as exc:  # files named on the command line, a runs folder that cannot be written
         if isinstance(exc, BrokenPipeError) and _terminal.stdout_gone():
             return _terminal.leave_closed_stdout()   # `remote modules | head -3`: nobody reads on, say nothing
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: {exc}")
-        return _as_json(args, str(exc), "", ExitCode.ENVIRONMENT, type(exc).__name__)
+        return _terminal.error_json(args, str(exc), "", ExitCode.ENVIRONMENT, type(exc).__name__)
     except Exception as exc:  # a bug of ours: say so plainly, the record (if any) is already written
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: internal error ({type(exc).__name__}: {exc}); please report it with --debug")
-        return _as_json(args, f"internal error ({type(exc).__name__}: {exc})", "", ExitCode.FAILED,
-                        type(exc).__name__)
-
-
-def _as_json(args: argparse.Namespace, message: str, hint: str, code: int, error_type: str) -> int:
-    """With --json, a command that ended in an error still prints one JSON object on stdout (a script reads
-    ``status``, ``error`` and ``exit_code`` there, whatever happened); returns ``code``."""
-    if getattr(args, "json", False):
-        status = "aborted" if code == ExitCode.ABORTED else "error"
-        print(json.dumps({"status": status, "task": getattr(args, "task", None), "error": message,
-                          "hint": hint or None, "error_type": error_type, "exit_code": int(code)},
-                         ensure_ascii=False))
-    return int(code)
-
-
-def _warn_model_config() -> None:
-    """An unusable model setting (a misspelled LLM_PROVIDER) is said once, up front; template tasks still run,
-    and a task that needs the model fails naming it."""
-    from remote.commands import _terminal
-    from remote.config import LLMConfig
-
-    try:
-        problem = LLMConfig.from_env().problem
-    except RemoteError:
-        return   # a bad value the command itself reports when it reads the configuration
-    if problem:
-        _terminal.error(f"warning: {problem}: a task that needs a model will fail; templates still run")
+        return _terminal.error_json(args, f"internal error ({type(exc).__name__}: {exc})", "",
+                                    ExitCode.FAILED, type(exc).__name__)
 
 
 if __name__ == "__main__":  # pragma: no cover

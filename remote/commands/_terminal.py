@@ -9,6 +9,8 @@ progress line (``[3/7] tap desc:搜索 ...``).
 
 from __future__ import annotations
 
+import argparse
+import json
 import logging
 import os
 import select
@@ -17,7 +19,8 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from remote.config import mask_all, secret_values
+from remote.config import LLMConfig, mask_all, secret_values
+from remote.errors import ExitCode, RemoteError
 
 PIPE_CLOSED = 128 + 13   # what a shell reports for a tool stopped by SIGPIPE (`yes | head`)
 
@@ -62,6 +65,28 @@ def error(message: str) -> None:
     if getattr(sys.stderr, "line_open", False):
         sys.stderr.write("\n")
     print(message, file=sys.stderr)
+
+
+def error_json(args: argparse.Namespace, message: str, hint: str, code: int, error_type: str) -> int:
+    """With --json, a command that ended in an error still prints one JSON object on stdout (a script reads
+    ``status``, ``error`` and ``exit_code`` there, whatever happened); returns ``code``."""
+    if getattr(args, "json", False):
+        status = "aborted" if code == ExitCode.ABORTED else "error"
+        print(json.dumps({"status": status, "task": getattr(args, "task", None), "error": message,
+                          "hint": hint or None, "error_type": error_type, "exit_code": int(code)},
+                         ensure_ascii=False))
+    return int(code)
+
+
+def warn_model_config() -> None:
+    """An unusable model setting (a misspelled LLM_PROVIDER) is said once, up front; template tasks still run,
+    and a task that needs the model fails naming it."""
+    try:
+        problem = LLMConfig.from_env().problem
+    except RemoteError:
+        return   # a bad value the command itself reports when it reads the configuration
+    if problem:
+        error(f"warning: {problem}: a task that needs a model will fail; templates still run")
 
 
 def stdout_gone() -> bool:
