@@ -162,7 +162,7 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
   remote capture-ref wechat_search --module wechat --bbox 930,120,1040,230 --device sim""")
     p.add_argument("name", help="the reference's name: letters, digits, _ and - (saved as images/NAME.png)")
     p.add_argument("--module", required=True, metavar="NAME",
-                   help="module folder under remote/apps/ (create it with a config.yaml first)")
+                   help="the module: shipped, or a folder in REMOTE_MODULES (create it with a config.yaml first)")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--bbox", metavar="x1,y1,x2,y2", help="the box to crop, in screen pixels")
     group.add_argument("--text", metavar="文本", help="crop the element that shows this text")

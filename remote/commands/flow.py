@@ -29,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
             try:
                 config.require()
             except ModelNotConfigured as exc:
-                raise ModelNotConfigured(f"no template of module {module.name!r} fits the task, and no model can "
-                                         f"plan it: {exc.message}" + (f"; {near}" if near else ""),
+                raise ModelNotConfigured(f"no template of module {module.name!r} fits the task"
+                                         + (f"; {near}" if near else ".") + f" No model can plan it: {exc.message}",
                                          hint=f"{exc.hint}; or pick a task from `python -m remote modules`") from exc
         from remote.ai.planner import Planner
 

@@ -175,9 +175,9 @@ class TaskRunner:
         if models.planner is None:
             missing = self.models.why_not()
             if missing is not None:
-                raise ModelNotConfigured(f"no task template of module {module.name!r} fits {task!r}, and no model "
-                                         f"can plan it: {missing.message}" + (f"; {near}" if near else ""),
-                                         hint="; ".join(filter(None, [missing.hint, "or see `python -m remote modules` for the templates"])))
+                raise ModelNotConfigured(f"no task template of module {module.name!r} fits {task!r}"
+                                         + (f"; {near}" if near else ".") + f" No model can plan it: {missing.message}",
+                                         hint=f"{missing.hint}; or see `python -m remote modules` for the templates")
             raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls"
                               + (f"; {near}" if near else ""))
         if near:   # the model plans it; the person still hears which template was meant, nothing is routed to it
