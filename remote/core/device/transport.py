@@ -35,10 +35,15 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Commands that only read: everything else may change the screen and moves `AdbLink.generation` on.
-_READS_ONLY = re.compile(r"^(screencap|uiautomator dump|rm -f /data/local/tmp/remote_|dumpsys|getprop|settings get|"
-                         r"wm (size|density)|pm (list|path)|ime list|ps|cat|ls|echo|id|sleep|head)\b")
+_READS_ONLY = re.compile(r"^(?:rm -f /data/local/tmp/remote_uidump|(?:screencap|uiautomator dump|dumpsys|getprop|"
+                         r"settings get|wm (?:size|density)|pm (?:list|path)|ime list|ps|cat|ls|echo|id|sleep|head)\b)")
 _TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
                   "no device with transport id", "no devices/emulators found")
+
+
+def changes_screen(cmd: str) -> bool:
+    """May this shell command change what the screen shows? (Everything but the reads we know.)"""
+    return not _READS_ONLY.match(cmd)
 
 
 def server_answers(host: str, port: int, timeout: float = 1.0) -> bool:
@@ -215,7 +220,7 @@ class AdbLink:
     def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str:
         """Run a shell command. A list is quoted argument by argument (the safe form)."""
         cmd = args if isinstance(args, str) else shlex.join(str(a) for a in args)
-        if not _READS_ONLY.match(cmd):
+        if changes_screen(cmd):
             self.generation += 1
         out = self.service("shell:" + cmd, timeout).decode("utf-8", errors="replace")
         logger.debug("shell %s -> %d chars", cmd[:120], len(out))
