@@ -227,3 +227,37 @@ def test_the_mcp_double_tap_is_a_real_double_tap(adb, sim_phone, tmp_path):
     session.screenshot(max_side=2400)                  # image pixels = device pixels
     report = gestures.double_tap(session, Asker(None), x=540, y=1200)
     assert report.startswith("double-tapped") and sim_phone.hw.double_taps == 1
+
+
+# ---------------------------------------------------------------- the screen's doctor lines
+
+
+def doctor_lines(**scenario: object) -> dict[str, object]:
+    from remote.core.device import screen_checks
+
+    with serve(uiautomator_delay_ms=0, **scenario) as server:
+        adb = ADBController(server.serial, port=server.port, reconnect_attempts=0).connect()
+        return {line.name: line for line in (check(adb) for check in screen_checks.CHECKS)}
+
+
+def test_doctor_lines_on_the_default_simulated_phone_are_all_ticked():
+    lines = doctor_lines()
+    assert all(line.ok for line in lines.values()), lines
+    assert lines["displays"].measured == "one display" and lines["rotation"].measured.startswith("portrait")
+    assert "RAW" in lines["screenshot"].measured
+
+
+@pytest.mark.parametrize(("scenario", "name", "says"), [
+    ({"automation_holder": "uiautomator2"}, "UI dump", "uiautomator2"),
+    ({"keyguard": "pin"}, "lock and screen", "PIN, pattern or password"),
+])
+def test_doctor_lines_name_what_is_wrong_and_what_to_do(scenario, name, says):
+    line = doctor_lines(**scenario)[name]
+    assert not line.ok and (says in line.measured or says in " ".join(line.steps)) and line.steps
+
+
+def test_doctor_lines_describe_displays_rotation_and_a_slow_link():
+    lines = doctor_lines(displays=2, rotation=1, link_mb_s=2.0, png_ms=300)
+    assert lines["displays"].measured.startswith("2 displays") and str(real_screen.MAIN_ID) in lines["displays"].measured
+    assert lines["rotation"].measured.startswith("landscape") and "2400x1080" in lines["rotation"].measured
+    assert "PNG" in lines["screenshot"].measured

@@ -1,0 +1,94 @@
+"""The screen's checks for `remote doctor`: UI dump health and time, displays, rotation, lock and screen state,
+link speed and screenshot time. One function each, ``(ADBController) -> Line``; nothing they run changes
+what the phone shows (a dump, a screenshot, ``dumpsys``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, NamedTuple
+
+from remote.core.device import screen_state
+from remote.errors import DumpFailed, SecureScreen
+
+if TYPE_CHECKING:
+    from remote.core.device.adb_controller import ADBController
+
+SLOW_DUMP_S = 3.0          # a dump is a second of idle plus an app_process start (§7); 3 s: something keeps it busy
+SLOW_SCREENSHOT_S = 1.0    # the target for a 1080x2400 screenshot, over USB and over 5 MB/s Wi-Fi (R10)
+
+
+class Line(NamedTuple):
+    """One line of the report: ``✓ UI dump  1.6 s`` or ✗ with the steps that fix it."""
+
+    name: str
+    ok: bool
+    measured: str
+    steps: tuple[str, ...] = ()
+
+
+def ui_dump(adb: ADBController) -> Line:
+    started = time.perf_counter()
+    try:
+        adb.dumper.dump()
+    except DumpFailed as exc:
+        return Line("UI dump", False, f"failed ({exc.kind}): {exc.message}", (exc.hint,))
+    seconds = time.perf_counter() - started
+    retries = adb.dumper.stats.attempts - adb.dumper.stats.ok
+    measured = f"{seconds:.1f} s" + (f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else "")
+    if seconds > SLOW_DUMP_S:
+        return Line("UI dump", False, f"{measured}: slow (a screen that keeps changing?)",
+                    ("go to a still screen (the home screen) and run again; an animation, a video or a live "
+                     "wallpaper keeps `uiautomator dump` waiting for the screen to go idle",))
+    return Line("UI dump", True, measured)
+
+
+def displays(adb: ADBController) -> Line:
+    ids = screen_state.display_ids(adb.shell(["dumpsys", "SurfaceFlinger", "--display-id"]))
+    if len(ids) < 2:
+        return Line("displays", True, "one display")
+    chosen = adb.frames.report.display or adb.frames.display()
+    return Line("displays", True, f"{len(ids)} displays; screenshots use the default one (`screencap -d {chosen}`)")
+
+
+def rotation(adb: ADBController) -> Line:
+    turned = screen_state.rotation(adb.shell(["dumpsys", "display"]))
+    w, h = adb.window_size()
+    what = "portrait" if turned % 2 == 0 else "landscape"
+    return Line("rotation", True, f"{what} ({turned * 90}°): taps and screenshots in {w}x{h}")
+
+
+def lock(adb: ADBController) -> Line:
+    state = adb.screen_state.lock()
+    if state.keyguard and state.secure:
+        return Line("lock and screen", False, "locked with a PIN, pattern or password: remote never types one",
+                    ("unlock the phone by hand before a run",
+                     "for a test phone: Settings → Security → Screen lock → None (or Swipe)",
+                     "keep it awake while charging: Developer options → Stay awake"))
+    awake = {True: "screen on", False: "screen off", None: "screen state not reported"}[state.awake]
+    if state.keyguard or state.awake is False:
+        return Line("lock and screen", True, f"{awake}, {'lock screen without a PIN' if state.keyguard else 'no lock'}"
+                    ": a run wakes it and swipes the lock screen away")
+    return Line("lock and screen", True, f"{awake}, unlocked")
+
+
+def screenshot(adb: ADBController) -> Line:
+    try:
+        adb.frame(allow_uniform=True)        # the first frame times the link and picks the wire format
+        started = time.perf_counter()
+        frame = adb.frame(allow_uniform=True)
+    except SecureScreen as exc:              # allow_uniform: not raised; kept for a capture that fails oddly
+        return Line("screenshot", False, exc.message, (exc.hint,))
+    seconds = time.perf_counter() - started
+    report = adb.link_report()
+    speed = f"{report.mb_s:.1f} MB/s" if report.mb_s else "faster than it can be timed"
+    measured = (f"{seconds:.2f} s for {frame.shape[1]}x{frame.shape[0]} as {report.wire.upper()} "
+                f"(link {speed})")
+    if seconds > SLOW_SCREENSHOT_S:
+        return Line("screenshot", False, measured + ": slow",
+                    ("connect the phone over USB (Wi-Fi ADB moves 0.1-5 MB/s)",
+                     "use a USB 3 port and cable if the phone has one; close other apps that capture the screen"))
+    return Line("screenshot", True, measured)
+
+
+CHECKS = (ui_dump, displays, rotation, lock, screenshot)
