@@ -80,15 +80,16 @@ class StepClock(QuietListener):
 
     def on_step_start(self, step: object, total: int) -> None:
         self._t0, self._s0 = time.perf_counter(), self.sleeper.total
-        self._d0, self._ds0, self._f0 = self._dumps(), self._dump_s(), self._frame_s()
+        self._d0 = self._dumps()
 
     def on_step_end(self, sr: object) -> None:
         self.rows.append((time.perf_counter() - self._t0, self.sleeper.total - self._s0, self._dumps() - self._d0))
         timings = getattr(sr, "timings", {})
-        self.parts["dump"] += self._dump_s() - self._ds0
-        self.parts["frames"] += self._frame_s() - self._f0
         self.parts["act"] += timings.get("act", 0.0) / 1000
         self.parts["wait"] += self.sleeper.total - self._s0
+
+    def on_finish(self, result: object) -> None:
+        self.parts["dump"], self.parts["frames"] = self._dump_s(), self._frame_s()   # the final check's too
 
     def _dumps(self) -> int:
         return sum("uiautomator dump" in c for c in self.phone.snapshot()["commands"])

@@ -2,8 +2,9 @@
 
     python bench/sim_bench.py [--n 50] [--resolution 1080x2400]
 
-Prints the median and p95 of `ADBController.screenshot()` (raw `exec:screencap`)
-and of adbutils' own `d.screenshot()` (PNG over `shell:`), and their ratio.
+Prints the median and p95 of `ADBController.screenshot()` (raw `exec:screencap` on the loopback, as a
+PIL image), of `ADBController.frame()` (the same frame as the BGR array the runner uses) and of
+adbutils' own `d.screenshot()` (PNG over `shell:`), and their ratio.
 Target: ADBController median < 60 ms.
 """
 
@@ -53,11 +54,13 @@ def main() -> int:
         image = adb.screenshot()
         assert image.size == server.phone.size, image.size
         ours = summary(measure(adb.screenshot, args.n))
+        array = summary(measure(adb.frame, args.n))      # what the runner takes: the BGR array, no PIL image
         device = adbutils.AdbClient(port=server.port, socket_timeout=10).device(server.serial)
         theirs = summary(measure(lambda: device.screenshot(error_ok=False), args.n))
         adb.close()
     print(f"simulated phone {args.resolution}, {args.n} screenshots each")
     print(f"ADBController.screenshot()  median {ours[0]:7.1f} ms   p95 {ours[1]:7.1f} ms   (target < 60 ms)")
+    print(f"ADBController.frame()       median {array[0]:7.1f} ms   p95 {array[1]:7.1f} ms   (the array the runner uses)")
     print(f"adbutils d.screenshot()     median {theirs[0]:7.1f} ms   p95 {theirs[1]:7.1f} ms")
     print(f"ratio adbutils / ADBController (median): {theirs[0] / ours[0]:.2f}x")
     return 0 if ours[0] < 60 else 1

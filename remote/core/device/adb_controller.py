@@ -165,7 +165,7 @@ class ADBController:
 
     def recent_dump(self, max_age_s: float) -> str | None:
         """The last dump, if nothing that can change the screen has run since and it is recent."""
-        record = self.dumper.recent(max_age_s)
+        record = self.dumper.recent(max_age_s, count=False)   # the caller counts what it reuses
         return record.xml if record is not None else None
 
     def dump_stats(self) -> DumpStats:
@@ -178,7 +178,8 @@ class ADBController:
         carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
         since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set.
         """
-        xml = self.recent_dump(FIELD_REUSE_S)
+        record = self.dumper.recent(FIELD_REUSE_S)
+        xml = record.xml if record is not None else None
         if xml is None:
             try:
                 xml = self.dump_hierarchy()

@@ -156,12 +156,13 @@ class UiDumper:
             logger.info("uiautomator dump failed (%s); retrying (%d)", kind.value, tries)
             self.sleep(RETRY_PAUSE_S)
 
-    def recent(self, max_age_s: float) -> DumpRecord | None:
-        """The last dump, when no screen-changing command has run since and it is at most ``max_age_s`` old."""
+    def recent(self, max_age_s: float, *, count: bool = True) -> DumpRecord | None:
+        """The last dump, when no screen-changing command has run since and it is at most ``max_age_s`` old
+        (``count``: the caller uses it, so it counts as reused)."""
         last = self.last
         if last is None or last.generation != self.link.generation or self.clock() - last.finished > max_age_s:
             return None
-        self.stats.reused += 1
+        self.stats.reused += count
         return last
 
     def _once(self, compressed: bool) -> str:
