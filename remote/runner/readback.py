@@ -22,20 +22,22 @@ PAD_PX = 6
 
 
 def field_node(screen: Screen | None, box: tuple[int, int, int, int] | None = None) -> UINode | None:
-    """The text field at ``box`` in the screen's tree (else the focused node); None without a tree."""
+    """The text field at ``box`` in the screen's tree (else the focused one); None without a tree or a field."""
     tree = screen.tree() if screen is not None else None
     if tree is None:
         return None
-    if box is not None:
-        node = next((n for n in tree.nodes if n.bounds == box), None)
-        if node is not None:
-            return node
-    return tree.focused_node()
+    nodes = [n for n in tree.nodes if n.bounds == box] if box is not None else []
+    focused = tree.focused_node()
+    return next((n for n in [*nodes, *([focused] if focused else [])] if _editable(n)), None)
+
+
+def _editable(node: UINode) -> bool:
+    return any(kind in node.class_name for kind in ("EditText", "AutoCompleteTextView"))
 
 
 def field_text(node: UINode | None) -> str | None:
-    """What the field shows as text ("" for its hint); None when unknown (no node, a password)."""
-    if node is None or node.password or "EditText" not in node.class_name and not node.focused:
+    """What the field shows as text ("" for its hint); None when unknown (no field, a password)."""
+    if node is None or node.password:
         return None
     return "" if node.hint and node.text == node.hint else node.text
 
