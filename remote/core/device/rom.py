@@ -144,4 +144,4 @@ def switch_name(rom: Rom, permission: str) -> str:
 
 def hint(rom: Rom, permission: str) -> str:
     """The steps as one line, ending with the pointer to `remote doctor`."""
-    return "; ".join((f"on {rom.label}:",) + steps(rom, permission)).replace(":;", ":") + "; " + DOCTOR
+    return "; ".join(steps(rom, permission)) + "; " + DOCTOR
