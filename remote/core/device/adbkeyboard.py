@@ -23,8 +23,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-PACKAGE = "com.android.adbkeyboard"
-IME_ID = "com.android.adbkeyboard/.AdbIME"
+from remote.core.device import ime
+
+PACKAGE, IME_ID = ime.ADBKEYBOARD_PACKAGE, ime.ADBKEYBOARD_IME
+
 FIXED_RELEASE = "v2.5-dev"
 FIXED_URL = "https://github.com/senzhk/ADBKeyBoard/releases/download/v2.5-dev/keyboardservice-debug.apk"
 ANDROID_16_SDK = 36
