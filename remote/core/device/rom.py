@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 INJECT_EVENTS = "INJECT_EVENTS"
 WRITE_SECURE_SETTINGS = "WRITE_SECURE_SETTINGS"
-DOCTOR = "check the phone with `python -m remote doctor`"
+DOCTOR = "then run `remote doctor` (`python -m remote doctor`) to check the rest of the phone"
 
 
 class RomFamily(enum.StrEnum):
