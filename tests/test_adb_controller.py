@@ -150,7 +150,7 @@ def test_connect_picks_the_only_device_and_reads_its_size(phone_server):
     assert adb.serial == "fake-1"
     assert adb.window_size() == (1080, 2400)
     assert adb.info() == {"serial": "fake-1", "state": "device", "model": "Pixel 7", "android": "14",
-                          "rom": "Android 14", "resolution": "1080x2400", "adbkeyboard": True, "keyboard": "enabled"}
+                          "rom": "Android", "resolution": "1080x2400", "adbkeyboard": True, "keyboard": "enabled"}
 
 
 def test_connect_errors_name_the_problem(phone_server):

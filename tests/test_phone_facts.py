@@ -37,7 +37,7 @@ COLOROS_PM = "Security exception: adb clearing user data is forbidden.\n\njava.l
 ])
 def test_the_rom_is_read_from_getprop(props, family, label):
     found = roms.detect(props)
-    assert found.family is family and found.label.startswith(label)
+    assert found.family is family and found.name == label and found.label.startswith(label + " (Android")
 
 
 def test_every_simulated_rom_is_detected_as_itself():

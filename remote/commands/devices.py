@@ -42,12 +42,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return ExitCode.OK
-    print(f"{'serial':24} {'state':13} {'model':14} {'ROM':30} {'resolution':11} ADBKeyboard")
+    print(f"{'serial':24} {'state':13} {'model':14} {'Android':8} {'ROM':24} {'resolution':11} ADBKeyboard")
     for row in rows:
         if "model" not in row:
             print(f"{row['serial']:24} {row['state']:13} {row['note']}")
             continue
-        print(f"{row['serial']:24} {row['state']:13} {row['model'][:14]:14} {row['rom'][:30]:30} "
+        print(f"{row['serial']:24} {row['state']:13} {row['model'][:14]:14} {row['android'][:8]:8} {row['rom'][:24]:24} "
               f"{row['resolution']:11} {row['keyboard']}" + ("" if row["adbkeyboard"] else
                                                                  " (only ASCII can be typed)"))
     if any(row["state"] == states.READY for row in rows):

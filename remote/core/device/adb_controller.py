@@ -288,7 +288,7 @@ class ADBController:
         keyboard = ("current" if keyboards.adbkeyboard_current else "enabled" if keyboards.adbkeyboard_enabled
                     else "installed, not enabled") if build.installed else "not installed"
         return {"serial": self.serial, "state": "device", "model": self.getprop("ro.product.model"),
-                "android": rom.android, "rom": rom.label, "resolution": f"{w}x{h}",
+                "android": rom.android, "rom": rom.name, "resolution": f"{w}x{h}",
                 "adbkeyboard": build.installed, "keyboard": keyboard}
 
     @staticmethod

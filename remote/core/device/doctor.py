@@ -123,7 +123,7 @@ def android(probe: Probe) -> Check:
 def rom(probe: Probe) -> Check:
     rom = probe.rom
     who = f" ({rom.manufacturer})" if rom.manufacturer else ""
-    return Check("ROM", True, f"{roms.LABELS[rom.family]} {rom.version}".strip() + who)
+    return Check("ROM", True, rom.name + (who if rom.family is not roms.RomFamily.OTHER else ""))
 
 
 @check

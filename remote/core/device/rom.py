@@ -60,12 +60,15 @@ class Rom:
     sdk: int = 0
 
     @property
+    def name(self) -> str:
+        """``MIUI V140``; a phone no marker names goes by its maker (``Google Android``)."""
+        if self.family is RomFamily.OTHER:
+            return f"{self.manufacturer} Android" if self.manufacturer else "Android"
+        return LABELS[self.family] + (f" {self.version}" if self.version else "")
+
+    @property
     def label(self) -> str:
-        name = LABELS[self.family] + (f" {self.version}" if self.version else "")
-        if self.family is RomFamily.OTHER and self.manufacturer:
-            name = f"{self.manufacturer} Android"
-        return f"{name} (Android {self.android or '?'})" if self.family is not RomFamily.OTHER \
-            else f"{name} {self.android or '?'}"
+        return f"{self.name} (Android {self.android or '?'})"
 
 
 def parse_getprop(output: str) -> dict[str, str]:
