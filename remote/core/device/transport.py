@@ -107,27 +107,10 @@ class AdbLink:
                         else self.client.device(self.serial))
 
     def _pick(self) -> adbutils.AdbDeviceInfo:
-        """The listed phone this link means: its serial, else the only ready one, else the only one listed."""
+        """The listed phone this link means (`states.choose`), with its tags."""
         listed = self.client.list(extended=True)
-        ready = [i for i in listed if i.state == states.READY]
-        if self.serial:
-            match = [i for i in listed if i.serial == self.serial]
-            if not match:
-                seen = ", ".join(f"{i.serial} ({states.normalise(i.state)})" for i in listed) or "none"
-                raise DeviceNotFound(f"device {self.serial!r} not found (connected: {seen})", serial=self.serial,
-                                     hint="check `python -m remote devices`; accept the USB debugging prompt on "
-                                          "the phone")
-            return match[0]
-        if len(ready) == 1 or (not ready and len(listed) == 1):
-            return (ready or listed)[0]
-        if not listed:
-            raise DeviceNotFound("no device connected",
-                                 hint="plug the phone in with USB debugging on, or try the simulated phone: "
-                                      "--device sim")
-        names = ", ".join(f"{i.serial} ({states.normalise(i.state)})" for i in (ready or listed))
-        raise DeviceNotFound(f"{len(ready or listed)} devices connected ({names})",
-                             hint="choose one with --device SERIAL or ADB_SERIAL" if ready else
-                             "none is ready: see `python -m remote devices`")
+        serial, _ = states.choose(self.serial, [(i.serial, i.state) for i in listed])
+        return next(i for i in listed if i.serial == serial)
 
     @property
     def device(self) -> adbutils.AdbDevice:
