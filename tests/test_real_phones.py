@@ -39,8 +39,11 @@ def run_task(tmp_path: Path, capsys: Any, scenario: dict[str, Any], task: str = 
     seconds = time.monotonic() - started
     out = capsys.readouterr()
     result: dict[str, Any] = {"code": code, "seconds": seconds, "stderr": out.err}
-    if out.out.strip():
-        result["summary"] = summary = json.loads(out.out)
+    printed = json.loads(out.out) if out.out.strip() else {}
+    if printed.get("status") == "error":      # the run could not start: --json's error object
+        result["error"] = printed
+    elif printed:
+        result["summary"] = summary = printed
         record = json.loads((Path(summary["record"]) / "run.json").read_text(encoding="utf-8"))
         result["record"], result["phone"] = record, record["device_state"]
     return result
@@ -166,6 +169,7 @@ def test_android_16_with_the_fixed_release_succeeds(make_runner, sim_phone):
 def test_a_phone_that_is_not_ready_is_named_with_what_to_do(tmp_path, capsys, state, words):
     result = run_task(tmp_path, capsys, {"device_state": state})
     assert result["code"] == 2 and "summary" not in result               # no run starts on such a phone
+    assert result["error"]["error_type"] == "DeviceNotReady" and words in result["error"]["hint"]
     assert state in result["stderr"] and words in result["stderr"] and "no device connected" not in result["stderr"]
     assert result["seconds"] < 30                                        # offline: waited 4 s at most, then named
 
