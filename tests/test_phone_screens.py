@@ -197,7 +197,7 @@ def test_the_wire_format_is_chosen_by_the_link_speed(speed, wire, tmp_path):
 
 @pytest.mark.parametrize(("release", "prefix"), [("13", "cmd input"), ("10", "input")])
 def test_cmd_input_from_android_11(release, prefix, tmp_path):
-    with serve(android_release=release, uiautomator_delay_ms=0) as server:
+    with serve(android=int(release), uiautomator_delay_ms=0) as server:
         adb = ADBController(server.serial, port=server.port, state_dir=str(tmp_path)).connect()
         adb.tap(540, 1200)
         adb.input_keyevent("BACK")
@@ -206,7 +206,7 @@ def test_cmd_input_from_android_11(release, prefix, tmp_path):
 
 @pytest.mark.parametrize(("release", "double"), [("13", True), ("10", False)])
 def test_a_double_tap_is_one_command_inside_the_double_tap_window(release, double, tmp_path):
-    with serve(android_release=release, input_ms=250, cmd_ms=30, uiautomator_delay_ms=0) as server:
+    with serve(android=int(release), input_ms=250, cmd_ms=30, uiautomator_delay_ms=0) as server:
         adb = ADBController(server.serial, port=server.port, state_dir=str(tmp_path)).connect()
         assert adb.double_tap(540, 1200) is double
         assert server.phone.hw.double_taps == int(double)   # two `input` app_processes land 250 ms+ apart
@@ -229,35 +229,38 @@ def test_the_mcp_double_tap_is_a_real_double_tap(adb, sim_phone, tmp_path):
     assert report.startswith("double-tapped") and sim_phone.hw.double_taps == 1
 
 
-# ---------------------------------------------------------------- the screen's doctor lines
+# ---------------------------------------------------------------- the screen's lines of `remote doctor`
 
 
-def doctor_lines(**scenario: object) -> dict[str, object]:
-    from remote.core.device import screen_checks
+def doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str) -> tuple[int, dict[str, dict]]:
+    path = tmp_path / "phone.yaml"
+    path.write_text("uiautomator_delay_ms: 0\n" + scenario, encoding="utf-8")
+    code = main(["doctor", "--device", "sim", "--scenario", str(path), "--json"])
+    return code, {c["check"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
 
-    with serve(uiautomator_delay_ms=0, **scenario) as server:
-        adb = ADBController(server.serial, port=server.port, reconnect_attempts=0).connect()
-        return {line.name: line for line in (check(adb) for check in screen_checks.CHECKS)}
 
-
-def test_doctor_lines_on_the_default_simulated_phone_are_all_ticked():
-    lines = doctor_lines()
-    assert all(line.ok for line in lines.values()), lines
-    assert lines["displays"].measured == "one display" and lines["rotation"].measured.startswith("portrait")
-    assert "RAW" in lines["screenshot"].measured
+def test_doctor_on_the_default_simulated_phone_ticks_the_screens_lines(tmp_path, capsys):
+    code, lines = doctor(tmp_path, capsys, "")
+    assert code == 0 and all(line["ok"] for line in lines.values()), lines
+    assert lines["displays"]["measured"] == "one display" and lines["rotation"]["measured"].startswith("portrait")
+    assert "RAW" in lines["screenshot"]["measured"] and lines["UI dump"]["measured"].endswith(" s")
 
 
 @pytest.mark.parametrize(("scenario", "name", "says"), [
-    ({"automation_holder": "uiautomator2"}, "UI dump", "uiautomator2"),
-    ({"keyguard": "pin"}, "lock and screen", "PIN, pattern or password"),
+    ("automation_holder: uiautomator2\n", "UI dump", "uiautomator2"),
+    ("keyguard: pin\n", "lock and screen", "PIN, pattern or password"),
 ])
-def test_doctor_lines_name_what_is_wrong_and_what_to_do(scenario, name, says):
-    line = doctor_lines(**scenario)[name]
-    assert not line.ok and (says in line.measured or says in " ".join(line.steps)) and line.steps
+def test_doctor_names_what_is_wrong_with_the_screen_and_what_to_do(tmp_path, capsys, scenario, name, says):
+    code, lines = doctor(tmp_path, capsys, scenario)
+    line = lines[name]
+    assert code == 1 and not line["ok"] and line["steps"]
+    assert says in line["measured"] + " ".join(line["steps"])
+    assert [n for n, c in lines.items() if not c["ok"]] == [name]      # the other lines stay ticked
 
 
-def test_doctor_lines_describe_displays_rotation_and_a_slow_link():
-    lines = doctor_lines(displays=2, rotation=1, link_mb_s=2.0, png_ms=300)
-    assert lines["displays"].measured.startswith("2 displays") and str(real_screen.MAIN_ID) in lines["displays"].measured
-    assert lines["rotation"].measured.startswith("landscape") and "2400x1080" in lines["rotation"].measured
-    assert "PNG" in lines["screenshot"].measured
+def test_doctor_describes_displays_rotation_and_a_slow_link(tmp_path, capsys):
+    code, lines = doctor(tmp_path, capsys, "displays: 2\nrotation: 1\nlink_mb_s: 2.0\npng_ms: 300\n")
+    assert lines["displays"]["measured"].startswith("2 displays")
+    assert str(real_screen.MAIN_ID) in lines["displays"]["measured"]
+    assert lines["rotation"]["measured"].startswith("landscape") and "2400x1080" in lines["rotation"]["measured"]
+    assert "PNG" in lines["screenshot"]["measured"]

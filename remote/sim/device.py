@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
-from remote.sim import clipboard
+from remote.sim import clipboard, roms
 from remote.sim.fs import FakeFS
 from remote.sim.realism import Hardware
 from remote.sim.scenario import Scenario
@@ -26,8 +26,6 @@ LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
 ADB_IME = "com.android.adbkeyboard/.AdbIME"
 SYSTEM_PACKAGES = ("com.android.systemui", "com.android.permissioncontroller", "com.android.inputmethod.latin",
                    clipboard.PACKAGE)
-SDK_OF_RELEASE = {"5": "21", "6": "23", "7": "24", "8": "26", "9": "28", "10": "29", "11": "30", "12": "31",
-                  "13": "33", "14": "34", "15": "35", "16": "36"}
 # Key codes that type a character (`input keyevent 29` types "a").
 KEY_CHARS = {**{7 + i: str(i) for i in range(10)}, **{29 + i: chr(97 + i) for i in range(26)},
              62: " ", 55: ",", 56: ".", 69: "-", 70: "=", 76: "/", 77: "@", 81: "+"}
@@ -37,6 +35,7 @@ class Phone(Protocol):
     """Everything the shell and the ADB services touch (see the module docstring)."""
 
     serial: str
+    sdk: str
     scenario: Scenario
     size: tuple[int, int]
     lock: threading.RLock
@@ -51,12 +50,13 @@ class Phone(Protocol):
     gone: bool
     reboots: int
     hw: Hardware
+    adbkeyboard_lost: int          # broadcasts ADBKeyboard will still miss (an old build right after `ime set`)
+    device_list_reads: int         # how often the adb server listed this phone (for device_state_polls)
 
     @property
     def density_dpi(self) -> int: ...
-    @property
-    def release(self) -> str: ...
     def properties(self) -> dict[str, str]: ...
+    def device_state(self) -> str: ...
     def packages(self) -> list[str]: ...
     def changed(self) -> None: ...
     def snapshot(self) -> dict[str, Any]: ...
@@ -100,8 +100,11 @@ class BasePhone:
         self._version = 0
         self.settings = {"wlan": True, "bluetooth": False, "airplane": False}
         self.imes_installed = [LATIN_IME] + ([ADB_IME] if scenario.adbkeyboard else [])
-        self.imes_enabled = [LATIN_IME]
-        self.ime = LATIN_IME
+        self.imes_enabled = [LATIN_IME] + ([ADB_IME] if scenario.keyboard == "adbkeyboard" else [])
+        self.ime = ADB_IME if scenario.keyboard == "adbkeyboard" else LATIN_IME
+        self.adbkeyboard_lost = 0
+        self.android_release, self.sdk = str(scenario.android), str(scenario.sdk)
+        self.device_list_reads = 0
         self.clipboard: str | None = None      # set through the clipper helper's broadcasts (remote.sim.clipboard)
         self.commands: list[str] = []
         self.shell_connections = 0
@@ -112,11 +115,6 @@ class BasePhone:
     @property
     def density_dpi(self) -> int:
         return 440
-
-    @property
-    def release(self) -> str:
-        """The Android release this phone runs: the scenario's ``android_release``, else the phone's own."""
-        return self.scenario.android_release or self.android_release
 
     def changed(self) -> None:
         with self.lock:
@@ -132,12 +130,21 @@ class BasePhone:
         return sorted({*SYSTEM_PACKAGES, *self.app_packages()} | extra)
 
     def properties(self) -> dict[str, str]:
+        """``getprop``'s values: the phone's own, then its ROM's identity (`remote.sim.roms`) and Android release."""
+        return {**self._base_properties(), **roms.IDENTITIES[self.scenario.rom]}
+
+    def device_state(self) -> str:
+        """The phone's state on the adb server's list: the scenario's, until `device_state_polls` reads."""
+        polls = self.scenario.device_state_polls
+        if polls is not None and self.device_list_reads > polls:
+            return "device"
+        return self.scenario.device_state
+
+    def _base_properties(self) -> dict[str, str]:
         w, h = self.size
         return {"ro.product.model": self.model, "ro.product.brand": "remote", "ro.product.name": self.product,
                 "ro.product.device": "sim", "ro.product.manufacturer": "remote",
-                "ro.build.version.release": self.release,
-                "ro.build.version.sdk": SDK_OF_RELEASE.get(self.release.split(".")[0], self.sdk)
-                if self.scenario.android_release else self.sdk,
+                "ro.build.version.release": self.android_release, "ro.build.version.sdk": self.sdk,
                 "ro.serialno": self.serial, "ro.sf.lcd_density": str(self.density_dpi),
                 "ro.product.cpu.abi": "arm64-v8a", "sys.boot_completed": "1", "ro.build.characteristics": "default",
                 "persist.sys.locale": self.locale, "ro.sim.resolution": f"{w}x{h}"}

@@ -17,11 +17,11 @@ says where a value is an assumption. The keys (all optional)::
     keyguard: none               # none | swipe | pin (pin stands for any PIN, pattern or password)
     secure_layer: false          # the app's layer is FLAG_SECURE: black under a visible status bar (R8)
     rotation: 0                  # 0-3: the display is turned (R9)
-    android_release: "10"        # null: the phone's own (13; a recording's); `cmd input` exists from 11 (R11)
 
 `Hardware` is the per-phone state these keys start (awake, locked, the dumps
 counted, taps timed for double taps); the shell commands in `remote.sim.android`
 call the functions here, and the screen's own parts are in `remote.sim.real_screen`.
+`cmd input` answers from Android 11 (the ``android`` key, `remote.sim.roms`) (R11).
 """
 
 from __future__ import annotations
@@ -90,11 +90,6 @@ def settle(scenario: Scenario) -> None:
     for key in ("screen_off", "secure_layer"):
         if not isinstance(getattr(scenario, key), bool):
             raise ConfigError(f"{key} must be true or false, not {getattr(scenario, key)!r}")
-    if scenario.android_release is not None:
-        release = str(scenario.android_release).strip()
-        if not release.split(".")[0].isdigit() or not 5 <= int(release.split(".")[0]) <= 16:
-            raise ConfigError(f"android_release must be an Android release 5-16, not {scenario.android_release!r}")
-        object.__setattr__(scenario, "android_release", release)
 
 
 def _choice(scenario: Scenario, key: str, allowed: tuple[Any, ...]) -> None:
@@ -105,7 +100,7 @@ def _choice(scenario: Scenario, key: str, allowed: tuple[Any, ...]) -> None:
 
 
 def android_major(phone: Phone) -> int:
-    return int(phone.release.split(".")[0])
+    return int(str(phone.android_release).split(".")[0])
 
 
 class Hardware:
