@@ -32,7 +32,8 @@ def ui_dump(adb: ADBController) -> Line:
     try:
         adb.dumper.dump()
     except DumpFailed as exc:
-        return Line("UI dump", False, f"failed ({exc.kind}): {exc.message}", (exc.hint,))
+        said = exc.output.strip().splitlines()[0][:120] if exc.output.strip() else "no output"
+        return Line("UI dump", False, f"failed ({exc.kind}): the phone said {said!r}", (exc.hint,))
     seconds = time.perf_counter() - started
     retries = adb.dumper.stats.attempts - adb.dumper.stats.ok
     measured = f"{seconds:.1f} s" + (f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else "")
