@@ -5,7 +5,7 @@ as ``run(args) -> int`` and is imported only when that command runs, so
 ``--help`` stays fast and a missing optional extra only affects its command.
 
 Exit codes (one table, ``remote.errors.ExitCode``): 0 success, 1 the task or check
-failed, 2 the environment, configuration or usage failed, 130 aborted. Errors
+failed, 2 the environment, configuration or usage failed, 130 aborted (Ctrl-C or SIGTERM). Errors
 print ``error: …`` on stderr with what to do; a traceback only with ``--debug``.
 Everything printed passes through the same secret masking as the run records.
 """
@@ -25,7 +25,7 @@ from remote.errors import ExitCode, RemoteError
 
 EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay),
 2 environment, configuration or usage (no device, no model configured, bad file or argument),
-130 aborted (Ctrl-C)"""
+130 aborted (Ctrl-C or SIGTERM); a valid --dry-run plan: 0, status planned"""
 STRATEGIES = ["opencv_first", "opencv_only", "ai_only"]
 
 

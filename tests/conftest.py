@@ -10,4 +10,4 @@ os.environ["ADBUTILS_ADB_PATH"] = "/bin/true"
 
 # Fixture modules each area adds (tests/support/*.py) are listed here.
 pytest_plugins: list[str] = ["tests.support.model_fixtures", "tests.support.sim_fixtures",
-                             "tests.support.runner_fixtures"]
+                             "tests.support.runner_fixtures", "tests.support.cli_fixtures"]

@@ -3,8 +3,12 @@
 The loop is bounded (steps, seconds, model calls and tokens) and only
 orchestrates: routing is ModuleRegistry's, planning the handler's or Planner's,
 one step StepRunner's, the final check FinalChecker's, recording RunRecorder's.
-A task is SUCCESS only when its final check passed. Ctrl-C stops the run within
-a second (status ABORTED), and the record is written whatever happened.
+A task is SUCCESS only when its final check passed; a dry run that found its plan
+valid is PLANNED (nothing was done). Ctrl-C or SIGTERM stops the run within a
+second (status ABORTED). The record exists from the start (status running, rewritten
+as each step ends, so even ``kill -9`` leaves a truthful one) and is written
+whatever happened; a disk that refuses it is reported on the result
+(``record_error``), never in place of the outcome.
 """
 
 from __future__ import annotations
@@ -106,6 +110,10 @@ class TaskRunner:
         self.device_state = device_state
         self.clock = clock or Clock(limits.max_seconds)
         self._timer: threading.Timer | None = None
+        self._stop_signal = 0          # the signal that asked the run to stop (SIGINT or SIGTERM)
+        self._holding = False          # the record is being written: further signals wait for it
+        self._device_meta: dict[str, Any] | None = None
+        self._meta: dict[str, Any] = {}   # the record's extra facts of the run in progress
 
     # ------------------------------------------------------------------ public
     def run(self, task: str) -> TaskResult:
@@ -114,20 +122,25 @@ class TaskRunner:
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
         recorder = self._recorder(task)
         meta: dict[str, Any] = {}
-        previous = self._install_sigint()
+        self._meta, self._stop_signal, self._device_meta = meta, 0, None
+        previous = self._install_signals()
         try:
+            self._snapshot(recorder, result, meta)   # run.json exists (status running) before the phone is touched
             self._run(task, result, usage, meta, recorder)
         except (Interrupted, KeyboardInterrupt):
-            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, "interrupted (Ctrl-C)")
+            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self._stopped_by())
         except BaseException as exc:
             self._fail(result, exc, meta)
             if not isinstance(exc, RemoteError | PlanError):
                 raise   # our bug: the record is written below, then the CLI reports it
         finally:
-            self._restore_sigint(previous)
-            result.total_time = self.clock.elapsed()
-            if recorder is not None:
-                result.record_dir = str(self._write(recorder, result, meta))
+            self._hold_signals()   # a second Ctrl-C must not cut the record short
+            try:
+                result.total_time = self.clock.elapsed()
+                if recorder is not None:
+                    self._write_final(recorder, result, meta)
+            finally:
+                self._restore_signals(previous)
             self.listener.on_finish(result)
         return result
 
@@ -199,10 +212,12 @@ class TaskRunner:
         executed: list[StepResult] = []
         check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
         changed_by = 0   # --dry-run: the first step after which the screen is unknown
+        result.steps_planned = len(queue)
         while queue:
             self._check_limits(len(result.step_results))
             step = replace(queue.popleft(), step=len(result.step_results) + 1)
-            self.listener.on_step_start(step, len(result.step_results) + len(queue) + 1)
+            result.steps_planned = len(result.step_results) + len(queue) + 1
+            self.listener.on_step_start(step, result.steps_planned)
             if changed_by:
                 sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
                                 notes=[f"not checked (needs the screen after step {changed_by})"])
@@ -213,6 +228,7 @@ class TaskRunner:
             result.step_results.append(sr)
             if recorder is not None:
                 recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
+                self._snapshot(recorder, result, self._meta)
             self.listener.on_step_end(sr)
             if sr.status is not StepStatus.FAILED or self.options.dry_run:
                 executed.append(sr)
@@ -236,6 +252,9 @@ class TaskRunner:
             if plan.source != "template" and (new_plan.success_check or new_plan.success_criteria):
                 check, criteria = new_plan.success_check, new_plan.success_criteria
             queue, screen = deque(new_plan.steps), current
+            result.steps_planned = len(result.step_results) + len(queue)
+            self.listener.on_note(f"replanned after step {sr.step.step} failed: {len(queue)} new step(s), "
+                                  f"{result.steps_planned} in all")
         self._finish(plan, check, criteria, failures, steps, checker, result)
 
     def _failure_screen(self, checker: FinalChecker, failures: Any, screen: Screen, result: TaskResult) -> bool:
@@ -247,11 +266,12 @@ class TaskRunner:
 
     def _finish(self, plan: TaskPlan, check: Any, criteria: str, failures: Any, steps: StepRunner,
                 checker: FinalChecker, result: TaskResult) -> None:
-        if self.options.dry_run:
+        if self.options.dry_run:   # nothing was done: the status says so, not "success"
             unchecked = sum(sr.status is StepStatus.NOT_CHECKED for sr in result.step_results)
-            self._end(result, TaskStatus.SUCCESS, None, "")
-            result.final_check = FinalCheckResult(None, [], f"dry run: the plan is valid; {unchecked} step(s) need "
-                                                  "screens that only the earlier steps would show", "none")
+            self._end(result, TaskStatus.PLANNED, None, "")
+            result.final_check = FinalCheckResult(None, [], f"dry run: the plan is valid, nothing was done on the "
+                                                  f"phone; {unchecked} step(s) need screens that only the earlier "
+                                                  "steps would show", "none")
             return
         screen = steps.capture()
         if self._failure_screen(checker, failures, screen, result):
@@ -292,7 +312,25 @@ class TaskRunner:
             return None
         return RunRecorder(self.options.runs_dir, task, scrub=self.models.scrub)
 
-    def _write(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any]) -> Path:
+    def _snapshot(self, recorder: RunRecorder | None, result: TaskResult, meta: dict[str, Any]) -> None:
+        """run.json as the run stands (status running): what a killed run leaves. A full disk only warns."""
+        if recorder is None:
+            return
+        try:
+            result.total_time = self.clock.elapsed()
+            self._write(recorder, result, meta, final=False)
+        except OSError as exc:
+            logger.warning("run record %s not updated: %s", recorder.dir, exc.strerror or exc)
+
+    def _write_final(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any]) -> None:
+        result.record_dir = str(recorder.dir)
+        try:
+            self._write(recorder, result, meta, final=True)
+        except OSError as exc:   # the outcome on the phone stands whatever the disk does
+            result.record_error = f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")
+            logger.warning("run record %s could not be written: %s", recorder.dir, result.record_error)
+
+    def _write(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any], *, final: bool) -> Path:
         meta = dict(meta)
         if result.error_type:
             meta["error_type"] = result.error_type
@@ -301,17 +339,32 @@ class TaskRunner:
         meta["dry_run"] = self.options.dry_run
         meta["failure"] = result.failure.value if result.failure else None
         meta["final_check"] = result.final_check.to_dict() if result.final_check else None
-        try:
-            meta["device"] = {"serial": self.device.serial, "size": list(self.device.window_size())}
-        except RemoteError as exc:
-            meta["device"] = {"serial": self.device.serial, "error": str(exc)}
+        meta["device"] = self._device_info(final)
         if self.device_state is not None:
             meta["device_state"] = self.device_state()
-        return recorder.write(result, meta)
+        return recorder.write(result, meta, final=final)
 
-    def _install_sigint(self) -> Any:
+    def _device_info(self, final: bool) -> dict[str, Any]:
+        """The phone's serial and size, asked once (a phone that failed is asked again at the end)."""
+        if self._device_meta is not None:
+            return self._device_meta
+        try:
+            info: dict[str, Any] = {"serial": self.device.serial, "size": list(self.device.window_size())}
+        except RemoteError as exc:
+            info = {"serial": self.device.serial, "error": str(exc)}
+            return info
+        self._device_meta = info
+        return info
+
+    def _stopped_by(self) -> str:
+        return "stopped by SIGTERM" if self._stop_signal == signal.SIGTERM else "interrupted (Ctrl-C)"
+
+    def _install_signals(self) -> dict[int, Any]:
+        """Ctrl-C and SIGTERM (what `timeout`, systemd and `docker stop` send) stop the run the same way: the
+        step in progress is stopped, the record written, the status is aborted (exit 130)."""
+        self._holding = False
         if threading.current_thread() is not threading.main_thread():
-            return None
+            return {}
         main = threading.main_thread().ident
 
         def force() -> None:
@@ -319,20 +372,27 @@ class TaskRunner:
                 signal.pthread_kill(main, signal.SIGINT)   # the run did not notice in time: stop it now
 
         def handler(signum: int, frame: FrameType | None) -> None:
+            if self._holding:
+                logger.warning("writing the run record first")
+                return
             if self.clock.stop.is_set():
                 raise KeyboardInterrupt
+            self._stop_signal = self._stop_signal or signum
             self.clock.stop.set()
-            logger.warning("Ctrl-C: stopping")
+            logger.warning("%s: stopping", "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
             self._timer = threading.Timer(FORCE_STOP_S, force)
             self._timer.daemon = True
             self._timer.start()
 
-        return signal.signal(signal.SIGINT, handler)
+        return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
 
-    def _restore_sigint(self, previous: Any) -> None:
+    def _hold_signals(self) -> None:
+        self._holding = True
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
 
+    def _restore_signals(self, previous: dict[int, Any]) -> None:
+        self._hold_signals()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
