@@ -41,14 +41,14 @@ from remote.core.coords import (
     visible_region,
 )
 from remote.core.device.protocol import ScreenSource
-from remote.core.locate import features, image_checks, matching, ocr, tree_roles, tree_tier, visual_policy
+from remote.core.locate import features, image_checks, matching, ocr, text_context, tree_tier, visual_policy
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate, make_element
 from remote.core.locate.protocols import VisionTier
 from remote.core.locate.screen import Screen
 from remote.core.locate.target_ref import VISUAL, default_tiers, fixed_box, parse_target
-from remote.core.locate.ui_tree import UITree, loosely_equal, normalize_text
+from remote.core.locate.ui_tree import UITree
 from remote.core.records import LocateFailure, LocateResult, LocateStrategy, UIElement
 
 __all__ = ["HybridLocator", "LocateStrategy", "parse_target"]
@@ -233,8 +233,7 @@ class HybridLocator:
     def _without_echoes(self, kind: str, value: str, screen: Screen, elements: list[UIElement],
                         errors: list[str]) -> list[UIElement]:
         tree = screen.tree() if self.typed and kind in ("text", "desc") and elements else None
-        boxes = tree_roles.typed_echoes(tree, self.typed, value) if tree is not None else []
-        kept = [e for e in elements if not any(_inside(e.bbox, box) for box in boxes)]
+        kept = text_context.without_echoes(tree, self.typed, value, elements) if tree is not None else elements
         if len(kept) < len(elements):
             errors.append(f"{value!r} in a text field is only the text typed there")
         return kept
@@ -265,7 +264,7 @@ class HybridLocator:
                 hits = again
         tree = screen.tree()
         return [make_element("ocr", h.box.bbox, h.similarity * min(1.0, 0.1 + h.box.score), h.box.text,
-                              etype, match=_tree_grade(tree, h.kind, h.box.bbox, value),
+                              etype, match=text_context.ocr_grade(tree, h.kind, h.box.bbox, value),
                               ocr_score=round(h.box.score, 3)) for h in hits]
 
     def _fixed_element(self, kind: str, value: str, screen: Screen, etype: str) -> tuple[list[UIElement], str]:
@@ -404,19 +403,3 @@ class HybridLocator:
             element.center = bbox_center(vis["safe_region"])
         return bool(vis["can_interact"])
 
-
-def _inside(bbox: tuple[int, int, int, int], box: tuple[int, int, int, int]) -> bool:
-    """The centre of ``bbox`` lies in ``box``."""
-    cx, cy = bbox_center(bbox)
-    return box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
-
-
-def _tree_grade(tree: UITree | None, kind: str, bbox: tuple[int, int, int, int], value: str) -> str:
-    """An OCR ``part`` hit (the target at a word boundary of a longer line) inside a node whose whole text is
-    longer (没有找到“不存在的人”相关结果) is part of a sentence, not a label: graded ``contains``, as the tree
-    tier grades that node (a candidate, never tapped unasked)."""
-    if kind != "part" or tree is None:
-        return kind
-    label = normalize_text(tree.label_at(bbox_center(bbox)))
-    q = normalize_text(value)
-    return "contains" if q and q in label and label != q and not loosely_equal(label, value) else kind

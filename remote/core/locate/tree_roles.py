@@ -21,7 +21,6 @@ Each hit says how it matched; ``HybridLocator`` turns that into a score.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from remote.core.locate.ui_tree import UINode, UITree, loosely_equal, normalize_text
@@ -46,15 +45,6 @@ def is_editable(node: UINode) -> bool:
     """A text field by its class (dumps do not carry ``editable``): ``android.widget.EditText`` and kin."""
     name = _short(node.class_name)
     return name.endswith("edittext") or name in EDITABLE_CLASSES
-
-
-def typed_echoes(tree: UITree, typed: Sequence[str], value: str) -> list[tuple[int, int, int, int]]:
-    """Boxes of the text fields that show a text this run typed and that holds ``value``: a ``text:VALUE``
-    target found there (by the tree, OCR or a model) is our own echo, not something to tap."""
-    said = {normalize_text(t) for t in typed if normalize_text(t)}
-    q = normalize_text(value)
-    return [n.bounds for n in tree.nodes if q and is_editable(n) and tree.on_screen(n)
-            and normalize_text(n.text) in said and q in normalize_text(n.text)]
 
 
 def _short(class_name: str) -> str:
