@@ -30,6 +30,16 @@ def server_key(host: str, port: int) -> str:
     return f"{'127.0.0.1' if host in ('localhost', '::1') else host}:{port}"
 
 
+def check_sim_only(args: Any) -> None:
+    """``--scenario`` and ``--trace`` set up the simulated phone: given for a real one they would do nothing,
+    so they are refused rather than ignored."""
+    if trace_overrides(args):
+        raise ConfigError("--trace serves a recording as the simulated phone", hint="add --device sim")
+    if getattr(args, "scenario", None):
+        raise ConfigError("--scenario sets up the simulated phone and does nothing to a real one",
+                          hint="add --device sim, or leave out --scenario")
+
+
 @contextlib.contextmanager
 def phone_locks(serials: list[str], host: str, port: int) -> Iterator[None]:
     """Hold the lock of each phone (``remote.core.device.phone_lock``) while the block drives them."""
@@ -65,8 +75,8 @@ def open_device(args: argparse.Namespace, settings: Settings | None = None, *,
         os.environ.setdefault("ADBUTILS_ADB_PATH", settings.adb_path)
     serial = getattr(args, "device", None) or settings.adb_serial or None
     trace = trace_overrides(args)
-    if trace and serial != "sim":
-        raise ConfigError("--trace serves a recording as the simulated phone", hint="add --device sim")
+    if serial != "sim":
+        check_sim_only(args)
     if serial == "sim":
         from remote.sim import serve
 

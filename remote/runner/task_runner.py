@@ -14,16 +14,14 @@ whatever happened; a disk that refuses it is reported on the result
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
+from remote.apps.near import did_you_mean
 from remote.core.device.protocol import Device
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
@@ -49,18 +47,21 @@ from remote.errors import (
     DeviceError,
     LocateError,
     ModelError,
+    ModelNotConfigured,
+    ModelUnreachable,
     RemoteError,
     TaskError,
 )
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
+from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
 from remote.runner.step_runner import StepRunner
+from remote.runner.stop_signals import StopSignals
 from remote.runner.tools import AppMissing, Apps, Capture, StepTools
 
 logger = logging.getLogger(__name__)
-FORCE_STOP_S = 0.8        # a Ctrl-C not noticed by then interrupts whatever runs
 FAILURE_SCREEN_AFTER = (FailureReason.NOT_FOUND, FailureReason.AMBIGUOUS, FailureReason.NO_CHANGE,
                         FailureReason.WRONG_PAGE)
 
@@ -92,7 +93,8 @@ class StepCapReached(TaskError):
 ERROR_REASONS: tuple[tuple[type[BaseException], FailureReason], ...] = (
     (BudgetExceeded, FailureReason.BUDGET), (TimeCapReached, FailureReason.TIME_CAP),
     (AppMissing, FailureReason.APP_MISSING), (PlanError, FailureReason.INVALID_PLAN),
-    (ConfigError, FailureReason.CONFIG), (DeviceError, FailureReason.DEVICE), (ModelError, FailureReason.MODEL),
+    (ConfigError, FailureReason.CONFIG), (DeviceError, FailureReason.DEVICE), (ModelUnreachable, FailureReason.MODEL_UNREACHABLE),
+    (ModelError, FailureReason.MODEL),
     (StepCapReached, FailureReason.STEP_CAP), (LocateError, FailureReason.NOT_FOUND),
     (RemoteError, FailureReason.INVALID_PLAN))
 
@@ -102,16 +104,16 @@ class TaskRunner:
 
     def __init__(self, device: Device, models: ModelSource, registry: ModuleRegistry, *, limits: Limits = Limits(),
                  options: RunOptions = RunOptions(), person: Person | None = None, listener: Listener | None = None,
-                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None) -> None:
+                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None,
+                 learner: Learner | None = None) -> None:
         self.device, self.models, self.registry = device, models, registry
+        self.learner = learner or Learner(None)
         self.limits, self.options = limits, options
         self.person = person or NoPerson()
         self.listener = listener or QuietListener()
         self.device_state = device_state
         self.clock = clock or Clock(limits.max_seconds)
-        self._timer: threading.Timer | None = None
-        self._stop_signal = 0          # the signal that asked the run to stop (SIGINT or SIGTERM)
-        self._holding = False          # the record is being written: further signals wait for it
+        self.signals = StopSignals(self.clock)
         self._device_meta: dict[str, Any] | None = None
         self._meta: dict[str, Any] = {}   # the record's extra facts of the run in progress
 
@@ -122,25 +124,25 @@ class TaskRunner:
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
         recorder = self._recorder(task)
         meta: dict[str, Any] = {}
-        self._meta, self._stop_signal, self._device_meta = meta, 0, None
-        previous = self._install_signals()
+        self._meta, self._device_meta = meta, None
+        self.signals.install()
         try:
             self._snapshot(recorder, result, meta)   # run.json exists (status running) before the phone is touched
             self._run(task, result, usage, meta, recorder)
         except (Interrupted, KeyboardInterrupt):
-            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self._stopped_by())
+            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self.signals.reason)
         except BaseException as exc:
             self._fail(result, exc, meta)
             if not isinstance(exc, RemoteError | PlanError):
                 raise   # our bug: the record is written below, then the CLI reports it
         finally:
-            self._hold_signals()   # a second Ctrl-C must not cut the record short
+            self.signals.hold()   # a second Ctrl-C must not cut the record short
             try:
                 result.total_time = self.clock.elapsed()
                 if recorder is not None:
                     self._write_final(recorder, result, meta)
             finally:
-                self._restore_signals(previous)
+                self.signals.restore()
             self.listener.on_finish(result)
         return result
 
@@ -151,18 +153,33 @@ class TaskRunner:
             else self.registry.route(task)
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
+        for problem in self.registry.load_warnings:
+            self.listener.on_note(str(problem))
+        learned = None if self.options.dry_run else self.learner.match(task, self.registry, module)
+        if learned is not None and (not self.options.module or learned[0].name == self.options.module):
+            module = learned[0]
+        else:
+            learned = None
         result.module, meta["route_score"] = module.name, score
         # The routed module's images first; the others' too, since a model plan may cross apps.
         assets = AssetsManager(self.options.assets_dir,
                                module_dirs=[module.path, *[m.path for m in self.registry.modules.values()
-                                                           if m is not module]])
+                                                           if m is not module], *self.learner.folders])
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
-        plan = self._plan(task, module, models, steps)
+        plan = self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps)
         result.plan = plan
         self.listener.on_plan(plan)
-        self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
+        try:
+            self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
+        finally:
+            learning = self.learner.finish(task, result, tools.locator, self.registry, stable_ids=module.stable_ids,
+                                           record_dir=recorder.dir if recorder is not None else None,
+                                           extra={"screen": list(self.device.window_size()), "app": module.package,
+                                                  "seconds": round(self.clock.elapsed(), 2)})
+            if learning:
+                meta["learning"] = result.learning = learning
 
     def _tools(self, module: AppModule, models: Models, assets: AssetsManager) -> StepTools:
         locator = HybridLocator(self.device, assets=assets, vision=models.vision, strategy=self.options.strategy,
@@ -178,13 +195,17 @@ class TaskRunner:
         plan = self.registry.handler(module).plan(task)
         if plan is not None:
             return plan
+        near = did_you_mean(self.registry.near_misses(task))
         if models.planner is None:
-            if not self.models.configured:
-                raise ConfigError(f"no task template of module {module.name!r} fits {task!r} and no model is "
-                                  "configured to plan it",
-                                  hint="see `python -m remote modules` for the templates, or set LLM_PROVIDER and "
-                                       "its key (README: With a model)")
-            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls")
+            missing = self.models.why_not()
+            if missing is not None:
+                raise ModelNotConfigured(f"no task template of module {module.name!r} fits {task!r}"
+                                         + (f"; {near}" if near else ".") + f" No model can plan it: {missing.message}",
+                                         hint=f"{missing.hint}; or see `python -m remote modules` for the templates")
+            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls"
+                              + (f"; {near}" if near else ""))
+        if near:   # the model plans it; the person still hears which template was meant, nothing is routed to it
+            self.listener.on_note(f"no template fits; {near}")
         screen = steps.capture()
         plan = models.planner.plan(task, screen.pil, history=None, module=module, hierarchy=self._text_tree(screen))
         plan.module = module.name
@@ -212,10 +233,12 @@ class TaskRunner:
         executed: list[StepResult] = []
         check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
         changed_by = 0   # --dry-run: the first step after which the screen is unknown
+        index = {id(s): s.step for s in plan.steps} if plan.source == "learned" else {}
         result.steps_planned = len(queue)
         while queue:
             self._check_limits(len(result.step_results))
-            step = replace(queue.popleft(), step=len(result.step_results) + 1)
+            step_plan = queue.popleft()
+            step = replace(step_plan, step=len(result.step_results) + 1)
             result.steps_planned = len(result.step_results) + len(queue) + 1
             self.listener.on_step_start(step, result.steps_planned)
             if changed_by:
@@ -226,23 +249,33 @@ class TaskRunner:
                 if self.options.dry_run and not isinstance(step.args, Wait | Finish):
                     changed_by = step.step
             result.step_results.append(sr)
-            if recorder is not None:
-                recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
-                self._snapshot(recorder, result, self._meta)
-            self.listener.on_step_end(sr)
+            self._record(sr, recorder, result)
+            learned_index = index.get(id(step_plan))
+            if learned_index is not None:
+                self.learner.after_step(learned_index, step_plan, sr, steps.tools.locator)
             if sr.status is not StepStatus.FAILED or self.options.dry_run:
                 executed.append(sr)
                 continue
             current = steps.capture()
+            healed = None if learned_index is None else \
+                self.learner.heal(learned_index, step_plan, sr, current, models.vision, steps.tools.locator)
+            if healed is not None and learned_index is not None:
+                index[id(healed)] = learned_index
+                queue.appendleft(healed)
+                screen = current
+                continue
             if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(checker, failures, current, result):
                 return
             if sr.abort or models.planner is None or replans >= self.limits.max_replans:
                 stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
+                learned = " (a learned task; with a model configured it is healed or handed over to the planner)" \
+                    if learned_index is not None and models.planner is None and not sr.abort else ""
                 self._end(result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED,
                           sr.failure or FailureReason.INTERNAL,
-                          f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}")
+                          f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}{learned}")
                 return
             replans += 1
+            self.learner.handed_over()
             new_plan = self._marked(models.planner.replan(task, current.pil, sr.step, sr.error_message, executed,
                                                           module=module, hierarchy=self._text_tree(current)), module)
             plan.analysis.setdefault("replans", []).append(
@@ -290,6 +323,12 @@ class TaskRunner:
         self.clock.check()
         if done >= self.limits.max_steps:
             raise StepCapReached(f"step cap reached ({self.limits.max_steps} steps)", hint="raise --max-steps")
+
+    def _record(self, sr: StepResult, recorder: RunRecorder | None, result: TaskResult) -> None:
+        if recorder is not None:
+            recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
+            self._snapshot(recorder, result, self._meta)   # what a killed run leaves: the steps that ended
+        self.listener.on_step_end(sr)
 
     # ------------------------------------------------------------------ outcomes
     @staticmethod
@@ -339,12 +378,12 @@ class TaskRunner:
         meta["dry_run"] = self.options.dry_run
         meta["failure"] = result.failure.value if result.failure else None
         meta["final_check"] = result.final_check.to_dict() if result.final_check else None
-        meta["device"] = self._device_info(final)
+        meta["device"] = self._device_info()
         if self.device_state is not None:
             meta["device_state"] = self.device_state()
         return recorder.write(result, meta, final=final)
 
-    def _device_info(self, final: bool) -> dict[str, Any]:
+    def _device_info(self) -> dict[str, Any]:
         """The phone's serial and size, asked once (a phone that failed is asked again at the end)."""
         if self._device_meta is not None:
             return self._device_meta
@@ -355,44 +394,3 @@ class TaskRunner:
             return info
         self._device_meta = info
         return info
-
-    def _stopped_by(self) -> str:
-        return "stopped by SIGTERM" if self._stop_signal == signal.SIGTERM else "interrupted (Ctrl-C)"
-
-    def _install_signals(self) -> dict[int, Any]:
-        """Ctrl-C and SIGTERM (what `timeout`, systemd and `docker stop` send) stop the run the same way: the
-        step in progress is stopped, the record written, the status is aborted (exit 130)."""
-        self._holding = False
-        if threading.current_thread() is not threading.main_thread():
-            return {}
-        main = threading.main_thread().ident
-
-        def force() -> None:
-            if main is not None:
-                signal.pthread_kill(main, signal.SIGINT)   # the run did not notice in time: stop it now
-
-        def handler(signum: int, frame: FrameType | None) -> None:
-            if self._holding:
-                logger.warning("writing the run record first")
-                return
-            if self.clock.stop.is_set():
-                raise KeyboardInterrupt
-            self._stop_signal = self._stop_signal or signum
-            self.clock.stop.set()
-            logger.warning("%s: stopping", "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
-            self._timer = threading.Timer(FORCE_STOP_S, force)
-            self._timer.daemon = True
-            self._timer.start()
-
-        return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-    def _hold_signals(self) -> None:
-        self._holding = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _restore_signals(self, previous: dict[int, Any]) -> None:
-        self._hold_signals()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
