@@ -27,6 +27,8 @@ import pytest
 import yaml
 
 from remote.apps import ModuleRegistry
+from remote.core.device.phone_lock import PhoneLock, lock_path
+from remote.errors import DeviceBusy
 from remote.mcp import teach
 from remote.mcp.session import Session, SessionOptions
 from tests.support.cli_fixtures import remote_cli, remote_proc, wait_for
@@ -200,11 +202,19 @@ def test_6_a_second_process_on_a_driven_phone_is_refused_with_the_holder_named(s
     assert sim_server.phone.snapshot()["foreground"]["package"] == "com.tencent.mm"
 
 
-def test_6_simulated_phones_of_two_processes_need_no_lock(tmp_path, cli_env, fast_yaml):
-    first = remote_proc("run", "--device", "sim", "--scenario", "fast.yaml", "打开设置", env=cli_env, cwd=tmp_path)
-    second = remote_cli("run", "--device", "sim", "--scenario", "fast.yaml", "打开设置", env=cli_env, cwd=tmp_path)
-    first.communicate(timeout=120)
-    assert first.returncode == 0 and second.returncode == 0, second.stderr
+def test_6_the_lock_file_names_its_holder_is_taken_over_when_stale_and_goes_with_its_holder(tmp_path):
+    folder = tmp_path / "locks"
+    folder.mkdir(mode=0o700)
+    stale = lock_path("R58M123", "127.0.0.1:5037", folder)
+    stale.write_text('{"pid": 1, "command": "remote run (killed with -9)"}', encoding="utf-8")   # nobody holds it
+    first = PhoneLock.acquire("R58M123", server="127.0.0.1:5037", command="remote run 打开设置", folder=folder)
+    with pytest.raises(DeviceBusy) as busy:   # another open file description of this process counts as another
+        PhoneLock.acquire("R58M123", server="127.0.0.1:5037", command="remote batch t.yaml", folder=folder)
+    assert f"in use by process {os.getpid()} (remote run 打开设置)" in busy.value.message
+    PhoneLock.acquire("R58M123", server="127.0.0.1:5038", command="x", folder=folder).release()   # another server
+    first.release()
+    assert not stale.exists()
+    PhoneLock.acquire("R58M123", server="127.0.0.1:5037", command="remote run", folder=folder).release()
 
 
 # 16 ------------------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ first; the second process is told who holds it, and exits 2::
 
 The lock is ``fcntl.flock`` on ``<private folder>/locks/<server>-<serial>.lock``
 (``remote.core.safe_files``): the kernel drops it when the process ends, however it
-ends (``kill -9`` included), so a stale lock cannot outlive its holder. The file
+ends (``kill -9`` included), so a stale lock cannot outlive its holder (a file left
+by a killed holder is taken over). The holder removes the file when it lets go. The file
 holds the holder's pid and command line, for the message. The key is the adb
 server and the serial: the same serial on two adb servers is two phones (two
 ``remote sim`` farms both call theirs ``remote-sim``). An in-process simulated
@@ -33,6 +34,7 @@ from remote.errors import ConfigError, DeviceBusy
 
 logger = logging.getLogger(__name__)
 MAX_COMMAND_CHARS = 200
+MAX_TRIES = 5
 
 
 def lock_path(serial: str, server: str, folder: Path | None = None) -> Path:
@@ -50,20 +52,12 @@ class PhoneLock:
     def acquire(cls, serial: str, *, server: str, command: str, folder: Path | None = None) -> PhoneLock:
         """Take the phone's lock now, or raise DeviceBusy naming the process that holds it."""
         path = lock_path(serial, server, folder)
-        try:
-            fd = open_private(path)
-        except OSError as exc:   # a symlink or someone else's file at the name: refused, never followed
-            raise ConfigError(f"cannot take the lock of phone {serial} ({path}): {exc.strerror or exc}",
-                              hint="remove that file; it is not one remote made") from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise DeviceBusy(_busy_message(serial, holder(path)), serial=serial,
-                             hint="one process per phone: wait for it to finish, or stop it") from None
-        except BaseException:
-            os.close(fd)
-            raise
+        for _ in range(MAX_TRIES):
+            fd = _locked(path, serial)
+            if fd is not None:
+                break
+        else:
+            raise DeviceBusy(f"phone {serial}: its lock file keeps being replaced ({path})", serial=serial)
         info = {"pid": os.getpid(), "command": command[:MAX_COMMAND_CHARS], "since": time.time()}
         try:
             os.ftruncate(fd, 0)
@@ -73,10 +67,12 @@ class PhoneLock:
         return cls(fd, path, serial)
 
     def release(self) -> None:
+        """Remove the file while still holding it (a process that opened it before sees it gone and tries
+        again), then let go: the folder keeps no file per phone ever seen."""
         if self.fd < 0:
             return
         try:
-            os.ftruncate(self.fd, 0)
+            os.unlink(self.path)
         except OSError:
             pass
         finally:
@@ -89,6 +85,33 @@ class PhoneLock:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.release()
+
+
+def _locked(path: Path, serial: str) -> int | None:
+    """A descriptor holding the lock of the file now at ``path``; None when the file was removed or replaced
+    between the open and the lock (its holder let go meanwhile: try again)."""
+    try:
+        fd = open_private(path)
+    except OSError as exc:   # a symlink or someone else's file at the name: refused, never followed
+        raise ConfigError(f"cannot take the lock of phone {serial} ({path}): {exc.strerror or exc}",
+                          hint="remove that file; it is not one remote made") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held, now = os.fstat(fd), os.lstat(path)
+    except BlockingIOError:
+        os.close(fd)
+        raise DeviceBusy(_busy_message(serial, holder(path)), serial=serial,
+                         hint="one process per phone: wait for it to finish, or stop it") from None
+    except FileNotFoundError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    if (held.st_dev, held.st_ino) != (now.st_dev, now.st_ino):
+        os.close(fd)
+        return None
+    return fd
 
 
 def holder(path: Path) -> dict[str, object]:
