@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from remote.core.device.protocol import Device, FrameSource
+from remote.core.device.protocol import Device, FieldReadback, FrameSource
 from remote.core.locate import ocr
 from remote.core.locate.screen import Screen
 from remote.core.locate.ui_tree import UINode
@@ -64,3 +64,9 @@ def ocr_reader(device: Device, capture: Capture) -> Callable[[], str | None]:
         return text
 
     return read
+
+
+def install(device: Device, capture: Capture) -> None:
+    """Give a phone that can use one (`FieldReadback`) the OCR reader of ``capture``'s field."""
+    if isinstance(device, FieldReadback):
+        device.field_reader = ocr_reader(device, capture)

@@ -140,6 +140,7 @@ class StepRunner:
     def _type(self, args: InputText, field: UINode | None = None) -> bool:
         """Type and read back; ``field``: the field's node in a tree at hand (its text before, its box)."""
         self.tools.capture.field_box = field.bounds if field is not None else None
+        self.tools.locator.note_typed(args.text)   # even if the read-back fails, some of it may be in the field
         return self.tools.device.input_text(args.text, clear=args.clear, verify=True,
                                             before=readback.field_text(field))
 
