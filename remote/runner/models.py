@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from remote.ai.agent_model import AgentModel
 from remote.ai.budget import BudgetedModel
+from remote.ai.families import Family, family_for
 from remote.ai.llm import LLMClient
 from remote.ai.planner import Planner
 from remote.ai.verifier import Verifier
@@ -32,6 +34,9 @@ class Models:
     checks: Checks
     planner: PlannerLike | None = None
     vision: VisionTier | None = None
+    agent: AgentModel | None = None     # a phone-agent model that drives tasks in its own protocol
+    agent_always: bool = False          # ... every task (LLM_AGENT=always), not only those no template covers
+    no_planner: str = ""                # why there is no planner, when a model is configured
 
 
 class ModelSource(Protocol):
@@ -51,6 +56,8 @@ class LLMModels:
 
     def __init__(self, config: LLMConfig | None) -> None:
         self.config = config if config is not None and config.configured else None
+        # The family is known (and a bad LLM_MODEL_FAMILY refused) before any run starts.
+        self.family: Family | None = family_for(self.config.model, self.config.family) if self.config else None
 
     @property
     def configured(self) -> bool:
@@ -65,9 +72,20 @@ class LLMModels:
             return Models(checks=Verifier(None, usage=usage))
         client = BudgetedModel(LLMClient(self.config, usage), max_calls=budget.max_model_calls,
                                max_tokens=budget.max_tokens)
+        family = self.family or family_for(self.config.model)
         vision = VisionAgent(self.config, client=client, assets=assets) if self.config.supports_vision else None
+        agent_mode = self.config.agent
+        drives = family.agent is not None and self.config.supports_vision and agent_mode != "off" and (
+            agent_mode == "always" or family.agent.drives_alone)
+        agent = AgentModel(self.config, client=client, family=family) if drives else None
+        if not family.json_prompts:   # it cannot answer our plan and check prompts: free checks, no planner
+            why = (f"model {self.config.model!r} (family {family.name}) cannot write plans"
+                   + ("; LLM_AGENT=off keeps it from driving the task itself" if family.agent else ""))
+            return Models(checks=Verifier(None, usage=usage), vision=vision, agent=agent,
+                          agent_always=agent_mode == "always", no_planner=why)
         return Models(checks=Verifier(self.config, client=client, usage=usage),
-                      planner=Planner(self.config, client=client, assets=assets), vision=vision)
+                      planner=Planner(self.config, client=client, assets=assets), vision=vision, agent=agent,
+                      agent_always=agent_mode == "always")
 
     def scrub(self, text: str) -> str:
         key = self.config.api_key if self.config is not None else ""

@@ -48,6 +48,7 @@ from remote.errors import (
     RemoteError,
     TaskError,
 )
+from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
 from remote.runner.models import Budget, Models, ModelSource
@@ -146,6 +147,10 @@ class TaskRunner:
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
+        if models.agent is not None:   # a phone-agent model drives (remote/runner/agent_loop.py)
+            template = self.registry.handler(module).plan(task)
+            if template is None or models.agent_always:
+                return self._drive(task, template, models, steps, FinalChecker(tools), result, recorder)
         plan = self._plan(task, module, models, steps)
         result.plan = plan
         self.listener.on_plan(plan)
@@ -171,7 +176,8 @@ class TaskRunner:
                                   "configured to plan it",
                                   hint="see `python -m remote modules` for the templates, or set LLM_PROVIDER and "
                                        "its key (README: With a model)")
-            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls")
+            raise ConfigError(models.no_planner or "planning needs a model but --strategy opencv_only forbids "
+                              "model calls")
         screen = steps.capture()
         plan = models.planner.plan(task, screen.pil, history=None, module=module, hierarchy=self._text_tree(screen))
         plan.module = module.name
@@ -220,6 +226,8 @@ class TaskRunner:
             current = steps.capture()
             if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(checker, failures, current, result):
                 return
+            if models.agent is not None and not sr.abort:   # the phone agent takes over where the plan failed
+                return self._drive(task, None, models, steps, checker, result, recorder)
             if sr.abort or models.planner is None or replans >= self.limits.max_replans:
                 stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
                 self._end(result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED,
@@ -237,6 +245,12 @@ class TaskRunner:
                 check, criteria = new_plan.success_check, new_plan.success_criteria
             queue, screen = deque(new_plan.steps), current
         self._finish(plan, check, criteria, failures, steps, checker, result)
+
+    def _drive(self, task: str, template: TaskPlan | None, models: Models, steps: StepRunner, checker: FinalChecker,
+               result: TaskResult, recorder: RunRecorder | None) -> None:
+        assert models.agent is not None
+        run = AgentRun(steps, checker, self.listener, self.limits.max_steps, recorder)
+        AgentLoop(models.agent, run).run(task, template, result, result.model_usage)
 
     def _failure_screen(self, checker: FinalChecker, failures: Any, screen: Screen, result: TaskResult) -> bool:
         found = checker.failure_screen(failures, screen)
