@@ -167,3 +167,18 @@ def test_the_budget_bounds_the_agent(make_runner, sim_phone, model_server, agent
                         Look(sim_phone, "tap", text="亮度"))
     result = make_runner(agent("ui-tars-1.5", "always"), max_model_calls=2).run("把手机调成深色模式")
     assert result.status is TaskStatus.BUDGET_EXCEEDED and len(model_server.requests_for("agent")) == 2
+
+
+def test_qwen_mobile_use_drives_and_a_model_that_reads_json_checks_the_task(make_runner, sim_phone, model_server,
+                                                                             llm_config):
+    model_server.family, model_server.screen = "qwen2.5-vl", (1080, 2400)
+    config = dataclasses.replace(llm_config, model="qwen2.5-vl-7b-instruct", agent="always", timeout=5.0)
+    model_server.script("agent", *dark_mode(sim_phone))
+    model_server.script("verify", {"verified": True, "confidence": 0.9, "current_state": "深色主题已开启",
+                                   "matches_expected": True, "screen_changed": True})
+    result = make_runner(config).run("打开深色模式")      # "打开{app}" guesses an app: its check is not used
+    assert result.status is TaskStatus.SUCCESS, result.error_message
+    assert sim_phone.snapshot()["settings"]["dark_theme"] is True
+    assert result.final_check.items[0].what == "text:深色主题 switched on" and not model_server.requests_for("verify")
+    first = model_server.requests_for("agent")[0]
+    assert "mobile_use" in first.text and "The screen's resolution is" in first.text

@@ -157,7 +157,7 @@ def test_json_replies_for_plans_take_the_last_object_outside_the_thinking():
     with pytest.raises(ReplyError, match="outside its thinking"):
         parse_json_reply('<think>{"a": 1}</think> no json')
     answer, thought = split_thinking("<think>plan</think><answer>do()</answer>")
-    assert (answer, thought) == ("do()", "<think>plan</think>")
+    assert (answer, thought) == ("do()", "plan")
 
 
 def test_a_runaway_reply_is_cut_not_parsed_for_minutes():

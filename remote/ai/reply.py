@@ -62,7 +62,8 @@ def split_thinking(text: str) -> tuple[str, str]:
     answers = _ANSWER.findall(rest)
     if answers:
         rest = answers[-1]
-    return rest.strip(), "\n".join(t.strip() for t in thoughts)
+    thinking = _OPEN.sub("", _CLOSE.sub("", "\n".join(t.strip() for t in thoughts)))
+    return rest.strip(), thinking.strip()
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ class AgentLoop:
 
     def run(self, task: str, template: TaskPlan | None, result: TaskResult, usage: ModelUsage) -> None:
         steps, tools = self.run_.steps, self.run_.steps.tools
+        app = template.success_check.app if template is not None else None
+        if app and "." not in app and tools.apps.package_for(app) is None:
+            template = None   # a catch-all template's guess ("打开{app}" with no such app): its check means nothing
         criteria = task if self.agent.family.json_prompts else ""   # a model that can check a screen checks it
         plan = TaskPlan(analysis={"agent": self.agent.name, "claim": None,
                                   "final_check_from": "template" if template is not None else "task"},

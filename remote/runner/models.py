@@ -20,6 +20,7 @@ from remote.ai.vision_agent import VisionAgent
 from remote.config import LLMConfig
 from remote.core.locate.assets import AssetsManager
 from remote.core.records import LocateStrategy, ModelUsage
+from remote.errors import ConfigError
 from remote.runner.protocols import Checks, PlannerLike, VisionTier
 
 
@@ -58,6 +59,10 @@ class LLMModels:
         self.config = config if config is not None and config.configured else None
         # The family is known (and a bad LLM_MODEL_FAMILY refused) before any run starts.
         self.family: Family | None = family_for(self.config.model, self.config.family) if self.config else None
+        if self.config is not None and self.config.agent == "always" and self.family and self.family.agent is None:
+            raise ConfigError(f"LLM_AGENT=always, but {self.config.model!r} (family {self.family.name}) has no "
+                              "phone-agent protocol",
+                              hint="use AutoGLM-Phone, UI-TARS or a Qwen VL model, or LLM_AGENT=auto")
 
     @property
     def configured(self) -> bool:

@@ -147,7 +147,7 @@ class TaskRunner:
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
-        if models.agent is not None:   # a phone-agent model drives (remote/runner/agent_loop.py)
+        if models.agent is not None and not self.options.dry_run:   # a phone agent drives (runner/agent_loop.py)
             template = self.registry.handler(module).plan(task)
             if template is None or models.agent_always:
                 return self._drive(task, template, models, steps, FinalChecker(tools), result, recorder)
