@@ -227,3 +227,16 @@ def test_learned_variant_is_saved_and_listed(tmp_path: Path):
     listed = list_learned(assets)
     assert listed[0]["name"] == "send_button" and listed[0]["screen_size"] == [1080, 2400]
     assert list_learned(None) == []
+
+
+def test_a_family_that_only_speaks_its_own_shapes_chooses_among_candidates_by_its_box(dialect):
+    size = (1080, 2400)
+    boxes = dc.layout(size)
+    candidates = [UIElement("text", label, boxes[label]) for label in ("发现", "设置", "发送")]
+    dialect.family, dialect.screen = "ui-tars-1.5", size
+    dialect.script("locate", {"point": dc.centre(boxes["设置"])})
+    llm = dc.client(dialect.url, "ui-tars-1.5", 1280)
+    result = VisionAgent(llm.config, client=llm).find_element(dc.image(size), "设置", candidates=candidates)
+    assert result.success and result.element.bbox == boxes["设置"]
+    assert result.element.metadata["how"] == "coordinates (snapped to a candidate)"
+    assert "numbered" not in dialect.requests[0].text and "click(start_box=" in dialect.requests[0].text

@@ -55,13 +55,52 @@ class AgentRun:
 class AgentLoop:
     def __init__(self, agent: AgentModel, run: AgentRun) -> None:
         self.agent = agent
-        self.run_ = run
+        self.ctx = run
 
     def run(self, task: str, template: TaskPlan | None, result: TaskResult, usage: ModelUsage) -> None:
-        steps, tools = self.run_.steps, self.run_.steps.tools
+        steps, tools = self.ctx.steps, self.ctx.steps.tools
         app = template.success_check.app if template is not None else None
         if app and "." not in app and tools.apps.package_for(app) is None:
             template = None   # a catch-all template's guess ("打开{app}" with no such app): its check means nothing
+        plan = self._plan(task, template, result)
+        history: list[Past] = []
+        switches: list[str] = []
+        seen: Counter[tuple[str, str]] = Counter()
+        unchanged = 0
+        while True:
+            tools.clock.check()
+            if len(result.step_results) >= self.ctx.max_steps:
+                return self._end(result, TaskStatus.FAILED, FailureReason.STEP_CAP,
+                                 f"step cap reached ({self.ctx.max_steps} steps) before the agent finished")
+            screen = steps.capture()
+            turn = self.agent.next(task, screen.pil, history)
+            if turn.verb is Verb.FINISH:
+                plan.analysis["claim"] = turn.text or ("success" if turn.success is not False else "failure")
+                break
+            translated = steps_for(turn, screen, tools.sensitive_words)
+            switches += [translated.switch] if translated.switch else []
+            key = (_fingerprint(screen), f"{turn.verb.value}:{translated.note or translated.problem}")
+            seen[key] += 1
+            before = len(result.step_results)
+            outcome, changed = self._carry_out(translated, screen, result, usage, turn)
+            history.append(Past(turn.raw, outcome))
+            stopped = next((sr for sr in result.step_results[before:] if sr.abort), None)
+            if stopped is not None:
+                asked = stopped.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
+                return self._end(result, TaskStatus.ABORTED if asked else TaskStatus.FAILED,
+                                 stopped.failure or FailureReason.INTERNAL,
+                                 f"step {stopped.step.step} ({stopped.step.label}) failed: {stopped.error_message}")
+            unchanged = 0 if changed else unchanged + 1
+            if unchanged >= NO_PROGRESS_LIMIT or seen[key] >= LOOP_LIMIT:
+                why = (f"the agent repeated {turn.verb.value} on the same screen {seen[key]} times"
+                       if seen[key] >= LOOP_LIMIT else f"{unchanged} turns in a row changed nothing on the screen")
+                return self._end(result, TaskStatus.FAILED, FailureReason.NO_CHANGE, f"no progress: {why}")
+        if template is None:
+            plan.success_check = toggle_check(task, switches)
+        self._final(plan, result)
+
+    def _plan(self, task: str, template: TaskPlan | None, result: TaskResult) -> TaskPlan:
+        """The run's plan as recorded: the agent, where the final check comes from, what it took over from."""
         criteria = task if self.agent.family.json_prompts else ""   # a model that can check a screen checks it
         plan = TaskPlan(analysis={"agent": self.agent.name, "claim": None,
                                   "final_check_from": "template" if template is not None else "task"},
@@ -74,42 +113,8 @@ class AgentLoop:
                                       "steps_run": len(result.step_results)}
             plan.module = result.plan.module
         result.plan = plan
-        self.run_.listener.on_plan(plan)
-        history: list[Past] = []
-        switches: list[str] = []
-        seen: Counter[tuple[str, str]] = Counter()
-        unchanged = 0
-        while True:
-            tools.clock.check()
-            if len(result.step_results) >= self.run_.max_steps:
-                return self._end(result, TaskStatus.FAILED, FailureReason.STEP_CAP,
-                                 f"step cap reached ({self.run_.max_steps} steps) before the agent finished")
-            screen = steps.capture()
-            turn = self.agent.next(task, screen.pil, history)
-            if turn.verb is Verb.FINISH:
-                plan.analysis["claim"] = turn.text or ("success" if turn.success is not False else "failure")
-                break
-            translated = steps_for(turn, screen, tools.sensitive_words)
-            if translated.switch:
-                switches.append(translated.switch)
-            key = (_fingerprint(screen), f"{turn.verb.value}:{translated.note or translated.problem}")
-            seen[key] += 1
-            outcome, changed = self._carry_out(translated, screen, result, usage, turn)
-            history.append(Past(turn.raw, outcome))
-            if any(sr.abort for sr in result.step_results[-len(translated.steps):]) and translated.steps:
-                last = result.step_results[-1]
-                stopped = last.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
-                return self._end(result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED,
-                                 last.failure or FailureReason.INTERNAL,
-                                 f"step {last.step.step} ({last.step.label}) failed: {last.error_message}")
-            unchanged = 0 if changed else unchanged + 1
-            if unchanged >= NO_PROGRESS_LIMIT or seen[key] >= LOOP_LIMIT:
-                why = (f"the agent repeated {turn.verb.value} on the same screen {seen[key]} times"
-                       if seen[key] >= LOOP_LIMIT else f"{unchanged} turns in a row changed nothing on the screen")
-                return self._end(result, TaskStatus.FAILED, FailureReason.NO_CHANGE, f"no progress: {why}")
-        if template is None:
-            plan.success_check = toggle_check(task, switches)
-        self._final(plan, result)
+        self.ctx.listener.on_plan(plan)
+        return plan
 
     def _carry_out(self, translated: Translated, screen: Screen, result: TaskResult, usage: ModelUsage,
                    turn: AgentTurn) -> tuple[str, bool]:
@@ -122,8 +127,8 @@ class AgentLoop:
         outcome = "done"
         for step in translated.steps:
             step.step = len(result.step_results) + 1
-            self.run_.listener.on_step_start(step, step.step)
-            sr, current = self.run_.steps.run(step, current, usage)
+            self.ctx.listener.on_step_start(step, step.step)
+            sr, current = self.ctx.steps.run(step, current, usage)
             sr.notes.append(f"agent: {translated.note}")
             if turn.thought:
                 sr.notes.append(f"agent thought: {turn.thought[:200]}")
@@ -136,17 +141,17 @@ class AgentLoop:
 
     def _record(self, sr: StepResult, result: TaskResult) -> None:
         result.step_results.append(sr)
-        if self.run_.recorder is not None:
-            self.run_.recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
-        self.run_.listener.on_step_end(sr)
+        if self.ctx.recorder is not None:
+            self.ctx.recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
+        self.ctx.listener.on_step_end(sr)
 
     def _final(self, plan: TaskPlan, result: TaskResult) -> None:
-        screen = self.run_.steps.capture()
+        screen = self.ctx.steps.capture()
         claim = plan.analysis.get("claim") or ""
-        failure = self.run_.checker.failure_screen(plan.failures, screen)
+        failure = self.ctx.checker.failure_screen(plan.failures, screen)
         if failure is not None:
             return self._end(result, TaskStatus.FAILED, FailureReason.FAILURE_SCREEN, failure.says)
-        final = self.run_.checker.check(plan.success_check, screen, plan.success_criteria)
+        final = self.ctx.checker.check(plan.success_check, screen, plan.success_criteria)
         result.final_check = final
         if final.passed is True:
             return self._end(result, TaskStatus.SUCCESS, None, "")
