@@ -240,3 +240,25 @@ def test_a_family_that_only_speaks_its_own_shapes_chooses_among_candidates_by_it
     assert result.success and result.element.bbox == boxes["设置"]
     assert result.element.metadata["how"] == "coordinates (snapped to a candidate)"
     assert "numbered" not in dialect.requests[0].text and "click(start_box=" in dialect.requests[0].text
+
+
+def test_on_a_screen_without_a_tree_the_answer_snaps_to_an_ocr_line(dialect):
+    from PIL import ImageDraw, ImageFont
+
+    from remote.core.locate import ocr
+    from remote.core.locate.hybrid_locator import HybridLocator
+    from remote.core.locate.screen import Screen
+
+    if not ocr.available():
+        pytest.skip(f"OCR cannot run here: {ocr.unavailable_reason()}")
+    size = (1080, 2400)
+    shot = Image.new("RGB", size, "white")
+    ImageDraw.Draw(shot).text((300, 1200), "Settings", fill="black", font=ImageFont.load_default(size=64))
+    lines = Screen(shot).text_boxes()
+    line = next(b for b in lines if "Settings" in b.text)
+    dialect.family, dialect.screen = "ui-tars-1.5", size
+    dialect.script("locate", {"point": [line.bbox[0] + 20, line.bbox[1] + 10]})   # on the word, off its centre
+    llm = dc.client(dialect.url, "ui-tars-1.5", 1280)
+    result = HybridLocator(vision=VisionAgent(llm.config, client=llm)).locate("dynamic:Settings", Screen(shot))
+    assert result.success and result.element.bbox == line.bbox
+    assert result.element.metadata["snapped_to"] == line.text

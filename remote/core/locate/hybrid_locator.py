@@ -43,7 +43,7 @@ from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate, make_element
 from remote.core.locate.protocols import VisionTier
 from remote.core.locate.screen import Screen
-from remote.core.locate.snapping import screen_elements
+from remote.core.locate.snapping import screen_elements, text_elements
 from remote.core.locate.target_ref import VISUAL, default_tiers, fixed_box, parse_target
 from remote.core.locate.ui_tree import UITree, parse_hierarchy
 from remote.core.records import LocateFailure, LocateResult, LocateStrategy, UIElement
@@ -257,6 +257,8 @@ class HybridLocator:
         if self.vision is None:
             return [], "no vision model configured"
         elements = screen_elements(self._tree_for_vision(screen))
+        if not elements and not screen.secure and ocr.available():   # no tree to snap to: OCR's lines instead
+            elements = text_elements(screen.text_boxes())
         if kind == "ref":
             if not refs:
                 return [], f"no reference image for {value!r}"

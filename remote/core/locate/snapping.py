@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from remote.core.locate.ocr import TextBox
 from remote.core.locate.ui_tree import UINode, UITree
 from remote.core.records import UIElement
 
@@ -55,6 +56,12 @@ def screen_elements(tree: UITree | None, limit: int = MAX_ELEMENTS) -> list[UIEl
                                         metadata={"class": target.class_name, "clickable": target.clickable})
     ordered = sorted(seen.values(), key=lambda e: (e.bbox[1], e.bbox[0]))
     return ordered[:limit]
+
+
+def text_elements(lines: Sequence[TextBox], limit: int = MAX_ELEMENTS) -> list[UIElement]:
+    """OCR lines as elements, for a screen whose UI tree shows nothing (a canvas, a game, a WebView)."""
+    return [UIElement(element_type="ocr", description=line.text, bbox=line.bbox, confidence=line.score,
+                      center=line.center) for line in lines[:limit] if line.text.strip()]
 
 
 def holding(point: tuple[float, float], elements: Sequence[UIElement]) -> list[UIElement]:
