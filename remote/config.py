@@ -17,12 +17,15 @@ protocol: ``auto`` (models that can only drive, whenever no template fits),
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from remote.errors import ConfigError, ModelNotConfigured
+from remote.errors import ConfigError, ModelNotConfigured, did_you_mean
+
+logger = logging.getLogger(__name__)
 
 AGENT_MODES = ("auto", "always", "off")
 BIGMODEL = "https://open.bigmodel.cn/api/paas/v4"
@@ -82,6 +85,7 @@ class LLMConfig:
     needs_key: bool = True
     family: str = ""             # LLM_MODEL_FAMILY: names the family when the model's name does not say it
     agent: str = "auto"          # LLM_AGENT: auto | always | off
+    problem: str = ""            # why no call can be made, said when one is needed (an unknown LLM_PROVIDER)
 
     def __post_init__(self) -> None:
         if self.agent not in AGENT_MODES:
@@ -99,10 +103,12 @@ class LLMConfig:
     @property
     def configured(self) -> bool:
         """True when a call could be made: a URL, a model, and a key where one is needed."""
-        return bool(self.base_url and self.model and (self.api_key or not self.needs_key))
+        return bool(self.base_url and self.model and (self.api_key or not self.needs_key) and not self.problem)
 
     def require(self) -> LLMConfig:
         """Return self, or raise `ModelNotConfigured` naming the variable to set."""
+        if self.problem:
+            raise ModelNotConfigured(self.problem, hint=f"LLM_PROVIDER is one of: custom, {', '.join(PRESETS)}")
         if not self.base_url:
             raise ModelNotConfigured("no model is configured",
                                      hint=f"set LLM_PROVIDER ({', '.join(PRESETS)}) "
@@ -152,9 +158,9 @@ class LLMConfig:
                                 needs_key=_env_bool(env, "CUSTOM_LLM_NEEDS_KEY", True))
         else:
             preset = PRESETS.get(provider)
-            if preset is None:
-                raise ConfigError(f"unknown LLM_PROVIDER {provider!r}",
-                                  hint=f"use one of: custom, {', '.join(PRESETS)}")
+            if preset is None:   # said when a model is needed: a typo here must not stop template-only tasks
+                return cls(provider=provider, problem=f"unknown LLM_PROVIDER {provider!r} "
+                           f"({did_you_mean(provider, ['custom', *PRESETS], 'providers')})")
             base_url = env.get("LOCAL_LLM_BASE_URL", "") if provider == "local" else ""
             config = get_preset_config(provider, api_key=env.get(preset.key_env, ""),
                                        **({"base_url": base_url} if base_url else {}))
@@ -170,10 +176,10 @@ class LLMConfig:
                     overrides[name] = kind(env[var])
                 except ValueError as exc:
                     raise ConfigError(f"{var}={env[var]!r} is not a number") from exc
-        if env.get("LLM_COORD_MODE"):
-            raise ConfigError("LLM_COORD_MODE is no longer read: what a model's numbers mean follows its family",
-                              hint="remove it; set LLM_MODEL_FAMILY if the model's name does not say its family "
-                                   "(docs/models.md)")
+        if env.get("LLM_COORD_MODE"):   # said, not fatal: a stale .env must not stop template-only tasks
+            logger.warning("LLM_COORD_MODE=%s is no longer read: what a model's numbers mean follows its family; "
+                           "remove it, and set LLM_MODEL_FAMILY if the model's name does not say its family "
+                           "(docs/models.md)", env["LLM_COORD_MODE"])
         if "LLM_SUPPORTS_VISION" in env:
             overrides["supports_vision"] = _env_bool(env, "LLM_SUPPORTS_VISION", True)
         config = dataclasses.replace(config, **overrides) if overrides else config  # type: ignore[arg-type]
@@ -200,7 +206,9 @@ def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMC
 @dataclass(frozen=True)
 class Settings:
     """Device-side settings: ADB_PATH, ADB_SERIAL, OPERATION_DELAY (seconds after each action), and
-    REMOTE_MODULES: folders of app modules besides the shipped ones (separated like PATH)."""
+    REMOTE_MODULES: folders of app modules besides the shipped ones (separated like PATH), REMOTE_LEARNED_DIR:
+    where learned tasks go (default ``$XDG_DATA_HOME/remote/learned``, i.e. ``~/.local/share/remote/learned``),
+    REMOTE_LEARN_TRUST_AFTER: clean replays before a learned task is trusted (default 2)."""
 
     adb_path: str = ""
     adb_serial: str = ""
@@ -208,6 +216,8 @@ class Settings:
     adb_host: str = "127.0.0.1"
     adb_port: int = 5037
     module_dirs: tuple[Path, ...] = ()
+    learned_dir: Path | None = None        # from_env fills it in
+    learn_trust_after: int = 2
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv_path: str | Path | None = None) -> Settings:
@@ -215,12 +225,17 @@ class Settings:
         try:
             delay = float(env.get("OPERATION_DELAY") or 0)
             port = int(env.get("ANDROID_ADB_SERVER_PORT") or 5037)
+            trust = int(env.get("REMOTE_LEARN_TRUST_AFTER") or 2)
         except ValueError as exc:
-            raise ConfigError(f"OPERATION_DELAY / ANDROID_ADB_SERVER_PORT must be numbers ({exc})") from exc
+            raise ConfigError("OPERATION_DELAY / ANDROID_ADB_SERVER_PORT / REMOTE_LEARN_TRUST_AFTER must be numbers "
+                              f"({exc})") from exc
+        data_home = Path(env.get("XDG_DATA_HOME") or "~/.local/share").expanduser()
+        learned = Path(env["REMOTE_LEARNED_DIR"]).expanduser() if env.get("REMOTE_LEARNED_DIR") \
+            else data_home / "remote" / "learned"
         dirs = tuple(Path(d).expanduser() for d in (env.get("REMOTE_MODULES") or "").split(os.pathsep) if d.strip())
         return cls(module_dirs=dirs, adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
                    operation_delay=max(0.0, delay), adb_host=env.get("ANDROID_ADB_SERVER_HOST") or "127.0.0.1",
-                   adb_port=port)
+                   adb_port=port, learned_dir=learned, learn_trust_after=max(1, trust))
 
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")

@@ -59,17 +59,24 @@ def test_a_missing_key_is_an_error_only_when_a_model_is_needed():
         cfg.require()
     with pytest.raises(ModelNotConfigured, match="LLM_PROVIDER"):
         LLMConfig.none().require()
+    typo = LLMConfig.from_env({"LLM_PROVIDER": "qwn"})  # building it is fine too: said when a model is needed
+    assert typo.configured is False
+    with pytest.raises(ModelNotConfigured, match="unknown LLM_PROVIDER 'qwn' \\(did you mean 'qwen'\\?\\)"):
+        typo.require()
 
 
 @pytest.mark.parametrize("env,message", [
-    ({"LLM_PROVIDER": "nope"}, "unknown LLM_PROVIDER"),
     ({"LLM_PROVIDER": "openai", "LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"),
-    ({"LLM_PROVIDER": "openai", "LLM_COORD_MODE": "pixel"}, "LLM_COORD_MODE is no longer read"),
     ({"LLM_PROVIDER": "openai", "LLM_AGENT": "sometimes"}, "LLM_AGENT must be one of"),
 ])
 def test_bad_values_are_config_errors(env, message):
     with pytest.raises(ConfigError, match=message):
         LLMConfig.from_env(env)
+
+
+def test_a_stale_coord_mode_is_said_and_ignored(caplog):
+    cfg = LLMConfig.from_env({"LLM_PROVIDER": "openai", "OPENAI_API_KEY": KEY, "LLM_COORD_MODE": "pixel"})
+    assert cfg.configured and "LLM_COORD_MODE=pixel is no longer read" in caplog.text
 
 
 def test_an_unknown_family_name_is_a_config_error_listing_the_families():

@@ -46,7 +46,7 @@ from remote.ai.protocols import ChatModel
 from remote.ai.reply import Expect, check_expected, parse_json_reply
 from remote.config import LLMConfig, mask_secret
 from remote.core.records import ModelUsage
-from remote.errors import ModelError, ModelNotConfigured
+from remote.errors import ModelError, ModelNotConfigured, ModelUnreachable
 
 logger = logging.getLogger(__name__)
 
@@ -249,8 +249,8 @@ class LLMClient:
         except openai.RateLimitError as exc:
             raise ModelError(f"{purpose}: rate limited by the provider ({attempts} attempts)",
                              raw=self._body(exc), purpose=purpose, hint="wait and retry, or lower the load") from exc
-        except openai.APIConnectionError as exc:
-            raise ModelError(f"{purpose}: cannot reach {self.config.base_url} ({attempts} attempts): "
+        except openai.APIConnectionError as exc:   # nothing answered: the environment, exit status 2
+            raise ModelUnreachable(f"{purpose}: cannot reach {self.config.base_url} ({attempts} attempts): "
                              f"{self.scrub(str(exc))}", purpose=purpose) from exc
         except openai.APIStatusError as exc:
             raise ModelError(f"{purpose}: HTTP {exc.status_code} from {self.config.base_url}",

@@ -20,7 +20,7 @@ from remote.ai.vision_agent import VisionAgent
 from remote.config import LLMConfig
 from remote.core.locate.assets import AssetsManager
 from remote.core.records import LocateStrategy, ModelUsage
-from remote.errors import ConfigError
+from remote.errors import ConfigError, ModelNotConfigured
 from remote.runner.protocols import Checks, PlannerLike, VisionTier
 
 
@@ -44,6 +44,9 @@ class ModelSource(Protocol):
     @property
     def configured(self) -> bool: ...
 
+    def why_not(self) -> ModelNotConfigured | None:
+        """Why no model can be called (naming what to set), or None when one can."""
+
     @property
     def supports_vision(self) -> bool: ...
 
@@ -57,6 +60,7 @@ class LLMModels:
 
     def __init__(self, config: LLMConfig | None) -> None:
         self.config = config if config is not None and config.configured else None
+        self._given = config or LLMConfig.none()
         # The family is known (and a bad LLM_MODEL_FAMILY refused) before any run starts.
         self.family: Family | None = family_for(self.config.model, self.config.family) if self.config else None
         if self.config is not None and self.config.agent == "always" and self.family and self.family.agent is None:
@@ -67,6 +71,13 @@ class LLMModels:
     @property
     def configured(self) -> bool:
         return self.config is not None
+
+    def why_not(self) -> ModelNotConfigured | None:
+        try:
+            self._given.require()
+        except ModelNotConfigured as exc:
+            return exc
+        return None
 
     @property
     def supports_vision(self) -> bool:
