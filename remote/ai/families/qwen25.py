@@ -19,7 +19,7 @@ from remote.ai.frames import FramePolicy
 
 FAMILY = Family(
     name="qwen2.5-vl",
-    models=(r"qwen2\.?5-?vl", r"qwen-vl-(max|plus)-20(24|25-0[1-7])"),
+    models=(r"qwen2\.?5-?vl", r"qwen-vl-(max|plus)-20(24|25-0[1-7])", r"gui-?owl"),   # GUI-Owl: a Qwen2.5-VL tune
     convention=PIXEL,
     ask="Locate it and output its bbox coordinates in JSON format: "
         '[{"bbox_2d": [x1, y1, x2, y2], "label": "..."}], in absolute pixels of this image '
@@ -30,5 +30,5 @@ FAMILY = Family(
     request_hosts=DASHSCOPE_HOSTS,
     agent=AgentProtocol("mobile_use", "agent_mobile_use", PIXEL, drives_alone=False),
     sources=("QwenLM/Qwen2.5-VL cookbooks/spatial_understanding.ipynb", "qwen-vl-utils smart_resize",
-             "Midscene models/qwen.ts"),
+             "Midscene models/qwen.ts", "X-PLUG/MobileAgent (Mobile-Agent-v3, GUI-Owl)"),
 )
