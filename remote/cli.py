@@ -172,12 +172,22 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
   #     reply: {steps: [...], success_check: {text: 你好}}    # a mapping is sent as JSON text
   #     times: 1                          # then the next rule; default: forever
   #   - match: {purpose: verify}
-  #     status: 429                       # an HTTP error; also retry_after:, delay: (s), drip: (bytes/s)""",
+  #     status: 429                       # an HTTP error; also retry_after:, delay: (s), drip: (bytes/s)
+  remote model-sim --script replies.yaml --family qwen2.5-vl   # answers in that family's own dialect
+  #   - match: {purpose: locate}
+  #     reply: {box: [804, 78, 936, 210]}  # where the target is, in phone pixels (--screen): written as
+  #                                        # the family writes it, in the frame it saw
+  #   - match: {purpose: agent}
+  #     reply: {action: tap, box: [804, 78, 936, 210]}   # phone agents: tap, type, launch, swipe, finish ...""",
                  description="Serve the loopback chat-completions server (docs/testing.md, model-sim) with replies "
                              "scripted in YAML, printing the URL for CUSTOM_LLM_BASE_URL, until Ctrl-C.")
     p.add_argument("--script", required=True, metavar="FILE", help="the replies, as YAML rules (see the examples)")
     p.add_argument("--port", type=port_or_zero, default=8765, help="port to serve on; 0 picks a free one")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (it checks no key: keep it on loopback)")
+    p.add_argument("--family", metavar="NAME", help="answer in this model family's dialect (docs/models.md); "
+                   "overrides the script's family:")
+    p.add_argument("--screen", metavar="WxH", help="the phone's size that neutral replies' pixels refer to "
+                   "(default 1080x2400; overrides the script's screen:)")
 
     p = _command(sub, "capture-ref", "crop a reference image from the live screen into a module's images/", """\
   remote capture-ref send_button --module wechat --text 发送

@@ -52,6 +52,7 @@ from remote.errors import (
     RemoteError,
     TaskError,
 )
+from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
 from remote.runner.learner import Learner
@@ -168,6 +169,10 @@ class TaskRunner:
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
+        if models.agent is not None and learned is None and not self.options.dry_run:   # runner/agent_loop.py
+            template = self.registry.handler(module).plan(task)
+            if template is None or models.agent_always:
+                return self._drive(task, template, models, steps, FinalChecker(tools), result, recorder)
         plan = self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps)
         result.plan = plan
         self.listener.on_plan(plan)
@@ -202,8 +207,8 @@ class TaskRunner:
                 raise ModelNotConfigured(f"no task template of module {module.name!r} fits {task!r}"
                                          + (f"; {near}" if near else ".") + f" No model can plan it: {missing.message}",
                                          hint=f"{missing.hint}; or see `python -m remote modules` for the templates")
-            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls"
-                              + (f"; {near}" if near else ""))
+            raise ConfigError((models.no_planner or "planning needs a model but --strategy opencv_only forbids "
+                               "model calls") + (f"; {near}" if near else ""))
         if near:   # the model plans it; the person still hears which template was meant, nothing is routed to it
             self.listener.on_note(f"no template fits; {near}")
         screen = steps.capture()
@@ -266,6 +271,8 @@ class TaskRunner:
                 continue
             if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(checker, failures, current, result):
                 return
+            if models.agent is not None and not sr.abort:   # the phone agent takes over where the plan failed
+                return self._drive(task, None, models, steps, checker, result, recorder)
             if sr.abort or models.planner is None or replans >= self.limits.max_replans:
                 stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
                 learned = " (a learned task; with a model configured it is healed or handed over to the planner)" \
@@ -289,6 +296,12 @@ class TaskRunner:
             self.listener.on_note(f"replanned after step {sr.step.step} failed: {len(queue)} new step(s), "
                                   f"{result.steps_planned} in all")
         self._finish(plan, check, criteria, failures, steps, checker, result)
+
+    def _drive(self, task: str, template: TaskPlan | None, models: Models, steps: StepRunner, checker: FinalChecker,
+               result: TaskResult, recorder: RunRecorder | None) -> None:
+        assert models.agent is not None
+        run = AgentRun(steps, checker, self.listener, self.limits.max_steps, recorder)
+        AgentLoop(models.agent, run).run(task, template, result, result.model_usage)
 
     def _failure_screen(self, checker: FinalChecker, failures: Any, screen: Screen, result: TaskResult) -> bool:
         found = checker.failure_screen(failures, screen)

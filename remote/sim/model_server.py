@@ -18,10 +18,20 @@ each matching on purpose and/or a substring of the prompt, answering ``times``
 times or forever, with a delay, an HTTP status or a body dripped at N bytes/s.
 With nothing that fits, the answer is HTTP 404 naming the purpose. Every request
 is recorded in ``server.requests`` (the newest ``keep_requests`` when set).
+
+With ``family=`` (``remote model-sim --family NAME``) the server answers in that
+model family's dialect (:mod:`remote.sim.dialects`): a *neutral* reply such as
+``{"box": [804, 78, 936, 210]}`` (phone pixels of a ``screen``-sized phone) or
+``{"action": "tap", "box": [...]}`` is written the way the family writes it, in the
+frame its server made of the image received. A reply may also be a function of the
+:class:`RecordedRequest` (a scripted model that looks at the phone).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import json
 import re
 import socket
@@ -32,6 +42,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from PIL import Image, UnidentifiedImageError
+
+from remote.sim.dialects import DIALECTS, is_neutral, render, seen_frame
 
 _PURPOSE_LINE = re.compile(r"^\s*purpose:\s*(\w+)", re.MULTILINE)
 MAX_BODY = 64 * 1024 * 1024   # a request with a few full-size screenshots is well under this
@@ -128,6 +142,18 @@ class RecordedRequest:
         return [p["image_url"]["url"] for m in self.messages if isinstance(m.get("content"), list)
                 for p in m["content"] if p.get("type") == "image_url"]
 
+    def image_sizes(self) -> list[tuple[int, int]]:
+        """The sizes of the images sent (data URLs), in order; an unreadable one is left out."""
+        sizes = []
+        for url in self.image_urls:
+            try:
+                data = base64.b64decode(url.split(",", 1)[1], validate=False)
+                with Image.open(io.BytesIO(data)) as img:
+                    sizes.append(img.size)
+            except (IndexError, ValueError, binascii.Error, UnidentifiedImageError, OSError):
+                continue
+        return sizes
+
 
 def _purpose_of(body: dict[str, Any], headers: dict[str, str]) -> str:
     purpose = headers.get("x-remote-purpose")
@@ -150,8 +176,13 @@ class ModelServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, model: str = "test-vl",
                  keep_requests: int | None = None,
-                 on_request: Callable[[RecordedRequest], None] | None = None) -> None:
+                 on_request: Callable[[RecordedRequest], None] | None = None,
+                 family: str | None = None, screen: tuple[int, int] = (1080, 2400)) -> None:
+        if family is not None and family not in DIALECTS:
+            raise ValueError(f"no dialect {family!r}; known: {', '.join(DIALECTS)}")
         self.model = model
+        self.family = family
+        self.screen = screen
         self.requests: list[RecordedRequest] = []
         self.keep_requests = keep_requests
         self.on_request = on_request      # called after each answer (the model-sim command prints it)
@@ -276,16 +307,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no scripted reply for purpose {request.purpose!r}"}})
             return "404: nothing scripted fits"
         if isinstance(reply, Rule):
-            return self._rule(reply, request.body)
-        self._answer(reply, request.body)
+            return self._rule(reply, request)
+        self._answer(reply, request)
         return f"fault {reply.kind}" if isinstance(reply, Fault) else "scripted reply"
 
-    def _rule(self, rule: Rule, body: dict[str, Any]) -> str:
+    def _rule(self, rule: Rule, request: RecordedRequest) -> str:
         where = f"rule {rule.where}" if rule.where else "rule"
         if rule.delay and self.owner._stopping.wait(rule.delay):
             return f"{where}: stopped while waiting"
         if rule.status == 200:
-            self._completion(rule.reply, body, rule.drip)
+            self._completion(rule.reply, request, rule.drip)
             return f"{where}: 200"
         headers = {"Retry-After": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
         error = rule.reply if isinstance(rule.reply, dict) else \
@@ -293,9 +324,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(rule.status, error, headers, rule.drip)
         return f"{where}: HTTP {rule.status}"
 
-    def _answer(self, reply: Any, body: dict[str, Any]) -> None:
+    def _answer(self, reply: Any, request: RecordedRequest) -> None:
         if not isinstance(reply, Fault):
-            self._completion(reply, body)
+            self._completion(reply, request)
         elif reply.kind == "drop":
             self.close_connection = True
             try:
@@ -304,7 +335,7 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
         elif reply.kind == "slow":
             if not self.owner._stopping.wait(reply.delay):
-                self._answer(reply.reply, body)
+                self._answer(reply.reply, request)
         elif reply.kind == "bad_body":
             self._send(200, b"<html>upstream error</html>", "text/html")
         else:
@@ -314,7 +345,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(reply.status, {"error": {"message": f"scripted HTTP {reply.status}",
                                                 "type": "scripted"}}, headers)
 
-    def _completion(self, reply: Any, body: dict[str, Any], drip: int | None = None) -> None:
+    def _completion(self, reply: Any, request: RecordedRequest, drip: int | None = None) -> None:
+        body = request.body
+        if callable(reply):
+            reply = reply(request)
+        family = self.owner.family
+        if family is not None and is_neutral(reply):
+            dialect = DIALECTS[family]
+            sizes = request.image_sizes()
+            size = sizes[-1] if sizes else self.owner.screen
+            frame = seen_frame(dialect, size, bool(body.get("vl_high_resolution_images")))
+            reply = render(dialect, reply, self.owner.screen, frame)
         content = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
         prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
         self._json(200, {
