@@ -17,7 +17,13 @@ empty queue falls back to the ``*`` queue, then to the standing rules
 each matching on purpose and/or a substring of the prompt, answering ``times``
 times or forever, with a delay, an HTTP status or a body dripped at N bytes/s.
 With nothing that fits, the answer is HTTP 404 naming the purpose. Every request
-is recorded in ``server.requests`` (the newest ``keep_requests`` when set).
+is recorded in ``server.requests`` (the newest ``keep_requests`` when set, and at
+most ``keep_bytes`` of request bodies).
+
+Bounded, since it checks no key: a request body over ``MAX_BODY`` is refused (413)
+before it is read; at most ``MAX_CONNECTIONS`` connections are served at once (the
+next one gets 503 and is closed); a connection silent for ``IDLE_TIMEOUT_S`` seconds
+is closed (a stalled client frees its thread).
 """
 
 from __future__ import annotations
@@ -34,7 +40,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 _PURPOSE_LINE = re.compile(r"^\s*purpose:\s*(\w+)", re.MULTILINE)
-MAX_BODY = 64 * 1024 * 1024   # a request with a few full-size screenshots is well under this
+MAX_BODY = 16 * 1024 * 1024   # remote sends screenshots as JPEG: a request with a few is 1-3 MB
+MAX_CONNECTIONS = 32
+IDLE_TIMEOUT_S = 30.0         # per read or write of a connection (not the scripted delays)
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,7 @@ class RecordedRequest:
     body: dict[str, Any]
     headers: dict[str, str]
     path: str
+    size: int = 0               # bytes of the body as received
     at: float = field(default_factory=time.monotonic)
     answer: str = ""            # what was sent back, in a few words ("rule s.yaml:3", "404: nothing scripted")
 
@@ -149,18 +158,21 @@ class ModelServer:
     """See the module docstring. ``url`` ends in ``/v1``; ``stop()`` ends slow replies early."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, model: str = "test-vl",
-                 keep_requests: int | None = None,
+                 keep_requests: int | None = None, keep_bytes: int | None = None,
+                 idle_timeout: float = IDLE_TIMEOUT_S,
                  on_request: Callable[[RecordedRequest], None] | None = None) -> None:
         self.model = model
+        self.idle_timeout = idle_timeout
         self.requests: list[RecordedRequest] = []
         self.keep_requests = keep_requests
+        self.keep_bytes = keep_bytes
+        self._kept_bytes = 0
         self.on_request = on_request      # called after each answer (the model-sim command prints it)
         self._queues: dict[str, deque[Any]] = defaultdict(deque)
         self._rules: list[list[Any]] = []   # [rule, answers left or None]
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
-        self._httpd.daemon_threads = True
+        self._httpd = _BoundedServer((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property
@@ -226,17 +238,51 @@ class ModelServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
-            if self.keep_requests is not None and len(self.requests) > self.keep_requests:
-                del self.requests[:len(self.requests) - self.keep_requests]
+            self._kept_bytes += request.size
+            while self.requests and (
+                    (self.keep_requests is not None and len(self.requests) > self.keep_requests)
+                    or (self.keep_bytes is not None and self._kept_bytes > self.keep_bytes)):
+                self._kept_bytes -= self.requests.pop(0).size
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        return type("Handler", (_Handler,), {"owner": self})
+        return type("Handler", (_Handler,), {"owner": self, "timeout": self.idle_timeout})
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """A thread per connection, at most ``MAX_CONNECTIONS`` of them: one more is answered 503 and closed."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            try:
+                request.settimeout(1.0)
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return   # a client that went away mid-request is not the server's problem (no traceback on stderr)
 
 
 class _Handler(BaseHTTPRequestHandler):
     """One request of a :class:`ModelServer` (``owner``): recorded, then answered as scripted."""
 
     protocol_version = "HTTP/1.1"
+    timeout: float | None = IDLE_TIMEOUT_S   # socket timeout of each read and write: a stalled client is let go
     owner: ModelServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
@@ -251,7 +297,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._json(413, {"error": {"message": f"request body must be 0-{MAX_BODY} bytes"}})
             return
-        raw = self.rfile.read(length) if length else b""
+        try:
+            raw = self.rfile.read(length) if length else b""
+        except OSError:   # silent past IDLE_TIMEOUT_S, or gone: nothing to answer
+            self.close_connection = True
+            return
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
@@ -260,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "request body is not a JSON object"}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        request = RecordedRequest(_purpose_of(body, headers), body, headers, self.path)
+        request = RecordedRequest(_purpose_of(body, headers), body, headers, self.path, len(raw))
         self.owner._record(request)
         request.answer = self._route(request)
         if self.owner.on_request is not None:
