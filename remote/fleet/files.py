@@ -151,15 +151,15 @@ def _timezone(entry: dict[str, Any], path: Path) -> ZoneInfo | None:
     """The entry's ``timezone`` (an IANA name such as Asia/Shanghai), None for this host's local time."""
     if "timezone" not in entry:
         return None
-    name = entry["timezone"]
-    where = {"path": str(path), "line": line_of_key(entry, "timezone"),
-             "hint": "an IANA time zone name such as Asia/Shanghai or UTC; leave it out for this host's time"}
+    name, line = entry["timezone"], line_of_key(entry, "timezone")
+    hint = "an IANA time zone name such as Asia/Shanghai or UTC; leave it out for this host's time"
     if not isinstance(name, str) or not name.strip():
-        raise ConfigError(f"timezone must be a time zone name, not {str(name)[:40]!r}", **where)
+        raise ConfigError(f"timezone must be a time zone name, not {str(name)[:40]!r}", path=str(path), line=line,
+                          hint=hint)
     try:
         return ZoneInfo(name.strip())
     except (ValueError, LookupError) as exc:   # unknown, or not a name at all ("../x", "+08:00")
-        raise ConfigError(f"unknown time zone {name[:40]!r}", **where) from exc
+        raise ConfigError(f"unknown time zone {name[:40]!r}", path=str(path), line=line, hint=hint) from exc
 
 
 def load_schedule(path: Path) -> list[ScheduleEntry]:

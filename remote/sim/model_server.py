@@ -282,7 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
     """One request of a :class:`ModelServer` (``owner``): recorded, then answered as scripted."""
 
     protocol_version = "HTTP/1.1"
-    timeout: float | None = IDLE_TIMEOUT_S   # socket timeout of each read and write: a stalled client is let go
+    timeout = IDLE_TIMEOUT_S   # socket timeout of each read and write: a stalled client is let go
     owner: ModelServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
