@@ -102,12 +102,14 @@ DUPLICATES = [
 
 
 @pytest.mark.parametrize(("command", "name", "text", "line", "first", "key"), DUPLICATES)
-def test_duplicate_keys_in_batch_and_schedule_files_are_refused_with_their_line(tmp_path, capsys, command, name,
-                                                                                 text, line, first, key):
+def test_duplicate_keys_in_batch_and_schedule_files_are_refused_with_their_line(tmp_path, command, name, text, line,
+                                                                                 first, key):
     path = write(tmp_path, name, text)
-    assert main([command, str(path), "--device", "sim", "--runs-dir", str(tmp_path / "runs")]) == 2
-    err = capsys.readouterr().err
-    assert f"{path}:{line}: " in err and f"duplicate key '{key}' (first on line {first})" in err
+    done = subprocess.run([sys.executable, "-m", "remote", command, str(path), "--device", "sim", "--runs-dir",
+                           str(tmp_path / "runs")], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)   # (a schedule that starts runs until killed)
+    assert done.returncode == ExitCode.ENVIRONMENT, done.stderr
+    assert f"{path}:{line}: " in done.stderr and f"duplicate key '{key}' (first on line {first})" in done.stderr
     assert not (tmp_path / "runs").exists()          # refused before anything ran
 
 

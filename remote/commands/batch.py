@@ -20,7 +20,7 @@ from remote.core.device.adb_controller import ADBController
 from remote.core.records import LocateStrategy, StepResult, StepStatus, TaskPlan, TaskResult
 from remote.errors import BadInput, DeviceNotFound
 from remote.fleet.files import expand, load_batch
-from remote.fleet.jobs import Job, JobResult, Phone, RunSettings, batch_exit_code, write_batch_json
+from remote.fleet.jobs import Job, JobResult, Phone, RunSettings, batch_exit_code, one_line, write_batch_json
 from remote.runner import Limits, RunOptions
 from remote.runner.models import Budget
 
@@ -83,7 +83,7 @@ class FleetView:
     def on_result(self, result: JobResult) -> None:
         where = result.phone or "-"
         again = "; trying it on another phone" if result.retryable else ""
-        why = f": {result.error}" if result.error else ""
+        why = f": {one_line(result.error)}" if result.error else ""
         self.line(f"{where:<16} #{result.job.index + 1} {result.status.upper()} {result.job.task} "
                   f"({result.seconds:.1f} s){why}{again}")
 
@@ -134,7 +134,7 @@ def print_table(results: list[JobResult], out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
     rows = [(str(r.job.index + 1), r.job.task, r.phone or "-",
              r.status.upper() + (f" (retried: {r.retried_from()} dropped)" if r.earlier else ""),
-             f"{r.seconds:.1f}s", str(r.model_calls), r.record or r.error or "-") for r in results]
+             f"{r.seconds:.1f}s", str(r.model_calls), r.record or one_line(r.error) or "-") for r in results]
     head = ("#", "task", "phone", "status", "time", "model calls", "record")
     widths = [min(40, max(_width(row[i]) for row in [head, *rows])) for i in range(6)]
     print("", file=out)
@@ -180,15 +180,16 @@ def placement(args: argparse.Namespace) -> Iterator[tuple[list[Phone] | None, st
         return
     from remote.fleet import ray_cluster
 
+    allow = getattr(args, "allow_unauthenticated_ray", False)
     if address == "local":
         with local_phones(args) as phones:
-            cluster = ray_cluster.start_local(phones)
+            cluster = ray_cluster.start_local(phones, allow_no_auth=allow)
             try:
                 yield None, f"ray (one-host cluster {cluster.address})"
             finally:
                 cluster.shutdown()
         return
-    ray_cluster.connect(address)
+    ray_cluster.connect(address, allow_no_auth=allow)
     yield None, f"ray {address}"
 
 

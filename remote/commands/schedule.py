@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.address:
         from remote.fleet import ray_cluster
 
-        ray_cluster.connect(args.address)
+        ray_cluster.connect(args.address, allow_no_auth=args.allow_unauthenticated_ray)
     scheduler = Scheduler(entries, lambda due: _fire(args, due), on_missed=_missed,
                           state_path=Path(args.runs_dir) / "schedule-state.json")
     for entry in entries:
