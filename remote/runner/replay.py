@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
@@ -24,6 +24,9 @@ from remote.core.locate.screen import Screen
 from remote.core.locate.ui_tree import UITreeError
 from remote.core.record.report import MAX_DUMP_BYTES, inside, load_record
 from remote.errors import BadInput
+
+if TYPE_CHECKING:
+    from remote.apps import ModuleRegistry
 
 CENTER_TOLERANCE_PX = 4
 ARTIFACTS = ("before", "after", "before_xml", "after_xml")
@@ -151,8 +154,10 @@ def _said(found: bool, tier: str, box: Any) -> str:
     return f"{'found' if found else 'not found'} {tier} {box or ''}".strip()
 
 
-def replay_run(run_dir: str | Path, *, verifier: Any = None) -> list[Decision]:
-    """Every decision of the record, re-made; ``changed`` marks the ones that differ."""
+def replay_run(run_dir: str | Path, *, verifier: Any = None,
+               registry: ModuleRegistry | None = None) -> list[Decision]:
+    """Every decision of the record, re-made; ``changed`` marks the ones that differ. ``registry``: the
+    modules the run had (the CLI passes the shipped ones and REMOTE_MODULES'); default the shipped ones."""
     from remote.ai.verifier import Verifier
     from remote.apps import ModuleRegistry
     from remote.runner.offline import module_locator  # the same locator the CLI tools use
@@ -164,7 +169,7 @@ def replay_run(run_dir: str | Path, *, verifier: Any = None) -> list[Decision]:
     if steps is not None and not isinstance(steps, list):
         raise fields.bad("steps", "a list", steps)
     checked = [fields.step(sr, f"steps[{i}]") for i, sr in enumerate(steps or [])]
-    locator = module_locator(ModuleRegistry(), fields.text(data.get("module"), "module"))
+    locator = module_locator(registry or ModuleRegistry(), fields.text(data.get("module"), "module"))
     verifier = verifier or Verifier(None)
     out: list[Decision] = []
     for step in checked:
