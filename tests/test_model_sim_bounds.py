@@ -19,7 +19,8 @@ from pathlib import Path
 import openai
 import pytest
 
-from remote.sim.model_server import MAX_BODY, MAX_CONNECTIONS, ModelServer, Rule
+from remote.sim.bounded_http import MAX_CONNECTIONS
+from remote.sim.model_server import MAX_BODY, ModelServer, Rule
 from tests.test_model_sim import ask, client
 
 

@@ -21,7 +21,7 @@ is recorded in ``server.requests`` (the newest ``keep_requests`` when set, and a
 most ``keep_bytes`` of request bodies).
 
 Bounded, since it checks no key: a request body over ``MAX_BODY`` is refused (413)
-before it is read; at most ``MAX_CONNECTIONS`` connections are served at once (the
+before it is read; at most ``MAX_CONNECTIONS`` connections (`remote.sim.bounded_http`) are served at once (the
 next one gets 503 and is closed); a connection silent for ``IDLE_TIMEOUT_S`` seconds
 is closed (a stalled client frees its thread).
 """
@@ -36,12 +36,13 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from remote.sim.bounded_http import BoundedHTTPServer
 
 _PURPOSE_LINE = re.compile(r"^\s*purpose:\s*(\w+)", re.MULTILINE)
 MAX_BODY = 16 * 1024 * 1024   # remote sends screenshots as JPEG: a request with a few is 1-3 MB
-MAX_CONNECTIONS = 32
 IDLE_TIMEOUT_S = 30.0         # per read or write of a connection (not the scripted delays)
 
 
@@ -172,7 +173,7 @@ class ModelServer:
         self._rules: list[list[Any]] = []   # [rule, answers left or None]
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = _BoundedServer((host, port), self._handler_class())
+        self._httpd = BoundedHTTPServer((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property
@@ -246,36 +247,6 @@ class ModelServer:
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         return type("Handler", (_Handler,), {"owner": self, "timeout": self.idle_timeout})
-
-
-class _BoundedServer(ThreadingHTTPServer):
-    """A thread per connection, at most ``MAX_CONNECTIONS`` of them: one more is answered 503 and closed."""
-
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
-        super().__init__(address, handler)
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
-            try:
-                request.settimeout(1.0)
-                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            except OSError:
-                pass
-            self.shutdown_request(request)
-            return
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        return   # a client that went away mid-request is not the server's problem (no traceback on stderr)
 
 
 class _Handler(BaseHTTPRequestHandler):
