@@ -312,6 +312,12 @@ def _task_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run records and batch.json go")
 
 
+def _ray_auth_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-unauthenticated-ray", action="store_true",
+                   help="go on with a Ray cluster that checks no token (RAY_AUTH_MODE=disabled): anyone who reaches "
+                        "its ports runs code on its hosts; only on a network you trust")
+
+
 def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = _command(sub, "batch", "run a YAML list of tasks over the connected phones, or over a Ray cluster", """\
   remote batch tasks.yaml                            # every phone of the local adb server
@@ -327,6 +333,7 @@ def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("--address", metavar="ADDR", default=None,
                    help="place the tasks on this Ray cluster (HEAD:6379) instead of this host's phones; "
                         "'local' starts a one-host cluster with this host's phones")
+    _ray_auth_arg(p)
     _task_options(p)
 
     p = _command(sub, "worker", "join a Ray cluster and offer this host's phones to it (until Ctrl-C)", """\
@@ -341,6 +348,7 @@ def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                    help="this host's address as the other hosts reach it (Ray's --node-ip-address)")
     p.add_argument("--num-cpus", type=non_negative_int, default=None, metavar="N",
                    help="CPUs this node offers to Ray (phone tasks need none; default: Ray's count)")
+    _ray_auth_arg(p)
 
     p = _command(sub, "submit", "run one task on a Ray cluster: on a given phone, or any free one", """\
   remote submit "打开设置" --device any --address 10.0.0.5:6379
@@ -348,6 +356,7 @@ def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("task", type=task_text, help="what to do, in one sentence")
     p.add_argument("--device", "-s", metavar="SERIAL", default="any", help="a phone's serial, or 'any'")
     p.add_argument("--address", required=True, metavar="ADDR", help="the Ray head's address (HOST:PORT)")
+    _ray_auth_arg(p)
     _task_options(p)
 
     p = _command(sub, "schedule", "run tasks on cron expressions until Ctrl-C; missed runs are reported", """\
@@ -360,6 +369,7 @@ def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("file", help="schedule YAML: a list of {cron, task, device: SERIAL|any|all}")
     add_device_args(p, many=True)
     p.add_argument("--address", metavar="ADDR", default=None, help="submit to this Ray cluster (HEAD:6379)")
+    _ray_auth_arg(p)
     _task_options(p)
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import ipaddress
 import sys
 import threading
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ RULE_KEYS = ("match", "reply", "delay", "status", "retry_after", "drip", "times"
 MATCH_KEYS = ("purpose", "prompt")
 MAX_SECONDS = 3600.0
 KEEP_REQUESTS = 200
+KEEP_BYTES = 64 * 1024 * 1024   # of request bodies kept for inspection: a few large requests push old ones out
 
 
 @dataclass(frozen=True)
@@ -180,11 +182,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         server = ModelServer(args.host, args.port, model=script.model, keep_requests=KEEP_REQUESTS,
-                             on_request=show, family=family, screen=screen)
+                             keep_bytes=KEEP_BYTES, on_request=show, family=family, screen=screen)
     except OSError as exc:
         busy = exc.errno == errno.EADDRINUSE
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
                           hint="choose another --port (0 picks a free one)" if busy else "check --host") from exc
+    if not _loopback(args.host):
+        print(f"warning: model-sim listens on {args.host}, beyond this machine, and checks no key: anyone who can "
+              "reach this port can use it and read the requests it shows. Keep it on 127.0.0.1 unless you "
+              "must.", file=sys.stderr, flush=True)
     try:
         _announce(args, script, server.url, family)
         server.rules(*script.rules).start()
@@ -194,6 +200,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.stop()
     return 0
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _announce(args: argparse.Namespace, script: Script, url: str, family: str | None) -> None:
