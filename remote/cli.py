@@ -275,6 +275,28 @@ def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                    help="where teach-mode pictures go (default: a temporary folder)")
 
 
+def _studio_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "studio", "a web page to inspect the screen, build templates and record them (docs/studio.md)", """\
+  remote studio --device sim                      # then open http://127.0.0.1:8790/
+  remote studio --device sim --module settings    # build a Settings task
+  remote studio --screenshot shot.png --xml shot.xml   # inspect a file
+  remote studio --run runs/<a run>                # step through a run record, re-decide its steps
+  REMOTE_STUDIO_TOKEN=... remote studio --http 0.0.0.0:8790 --allow 设置""")
+    add_device_args(p)
+    p.add_argument("--http", metavar="HOST:PORT", default=None,
+                   help="where to serve the page (default 127.0.0.1:8790); any other address than loopback needs "
+                        "REMOTE_STUDIO_TOKEN (16+ characters) and acts only in the --allow apps")
+    p.add_argument("--module", metavar="NAME", default=None, help="the module the template is built for")
+    p.add_argument("--run", metavar="RUN_DIR", default=None, help="open a run record")
+    p.add_argument("--screenshot", metavar="FILE", default=None, help="inspect a screenshot file instead of a phone")
+    p.add_argument("--xml", metavar="DUMP", default=None, help="the screenshot's UI dump (uiautomator XML)")
+    p.add_argument("--allow", metavar="APPS", default=None,
+                   help="beyond loopback: apps the page may act in, comma-separated ('*' = all)")
+    p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where the records of acts go")
+    p.add_argument("--max-steps", type=positive_int, default=30, metavar="N", help="steps per act")
+    p.add_argument("--max-seconds", type=positive_float, default=120.0, metavar="S", help="seconds per act")
+
+
 def _task_options(p: argparse.ArgumentParser) -> None:
     """The options every fleet command shares with `run`: strategy, caps, --yes, --json, --runs-dir."""
     p.add_argument("--strategy", choices=STRATEGIES, default="opencv_first",
@@ -360,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     _offline_parsers(sub)
     _module_parsers(sub)
     _agent_parsers(sub)
+    _studio_parser(sub)
     _fleet_parsers(sub)
     return parser
 

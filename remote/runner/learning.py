@@ -331,6 +331,20 @@ def target_forms(screen: Screen, point: tuple[int, int], locator: Locator, *, us
                  stable_ids: bool = False) -> list[str]:
     """Every ``target_ref`` form that finds, on this screen and without a model, the element under ``point``:
     the one the run used first (when it is such a form), then text, desc, role and label, editable."""
+    out: list[str] = []
+    for form in candidate_forms(screen, point, used=used, stable_ids=stable_ids):
+        found = locator.locate_with_fallback(form, ["tree"], screen)
+        element = found.element
+        if found.success and found.reliable and element is not None and _contains(element.bbox, point):
+            out.append(form)
+        if len(out) >= 3:
+            break
+    return out
+
+
+def candidate_forms(screen: Screen, point: tuple[int, int], *, used: str = "", stable_ids: bool = False) -> list[str]:
+    """The ``target_ref`` forms that may name the element under ``point``, best first (not yet tried on the
+    screen: `target_forms` keeps those that find it, the studio shows each with what it finds)."""
     tree = screen.tree()
     if tree is None:
         return []
@@ -357,15 +371,7 @@ def target_forms(screen: Screen, point: tuple[int, int], locator: Locator, *, us
         break
     if stable_ids and target.resource_id:
         forms.append(f"id:{target.resource_id}")
-    out: list[str] = []
-    for form in dict.fromkeys(forms):
-        found = locator.locate_with_fallback(form, ["tree"], screen)
-        element = found.element
-        if found.success and found.reliable and element is not None and _contains(element.bbox, point):
-            out.append(form)
-        if len(out) >= 3:
-            break
-    return out
+    return list(dict.fromkeys(forms))
 
 
 def _contains(box: tuple[int, int, int, int], point: tuple[int, int]) -> bool:

@@ -115,7 +115,9 @@ class TaskRunner:
         self._timer: threading.Timer | None = None
 
     # ------------------------------------------------------------------ public
-    def run(self, task: str) -> TaskResult:
+    def run(self, task: str, plan: TaskPlan | None = None) -> TaskResult:
+        """Route, plan and run ``task``; given a ``plan`` (the studio's steps), run that plan in its module
+        instead of routing and planning, with the same gates, limits, final check and record."""
         self.clock.restart()
         usage = ModelUsage()
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
@@ -123,7 +125,7 @@ class TaskRunner:
         meta: dict[str, Any] = {}
         previous = self._install_sigint()
         try:
-            self._run(task, result, usage, meta, recorder)
+            self._run(task, result, usage, meta, recorder, plan)
         except (Interrupted, KeyboardInterrupt):
             self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, "interrupted (Ctrl-C)")
         except BaseException as exc:
@@ -140,14 +142,14 @@ class TaskRunner:
 
     # ------------------------------------------------------------------ set-up
     def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
-             recorder: RunRecorder | None) -> None:
-        module, score = (self.registry.get(self.options.module), 1.0) if self.options.module \
-            else self.registry.route(task)
+             recorder: RunRecorder | None, given: TaskPlan | None = None) -> None:
+        name = given.module if given is not None else self.options.module
+        module, score = (self.registry.get(name), 1.0) if name else self.registry.route(task)
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
         for problem in self.registry.load_warnings:
             self.listener.on_note(str(problem))
-        learned = None if self.options.dry_run else self.learner.match(task, self.registry, module)
+        learned = None if self.options.dry_run or given else self.learner.match(task, self.registry, module)
         if learned is not None and (not self.options.module or learned[0].name == self.options.module):
             module = learned[0]
         else:
@@ -160,7 +162,7 @@ class TaskRunner:
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
-        plan = self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps)
+        plan = given or (self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps))
         result.plan = plan
         self.listener.on_plan(plan)
         try:
