@@ -36,6 +36,9 @@ from remote.studio.screens import ScreenSource, encode
 
 logger = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
+# The simulated phone's own font (WenQuanYi Micro Hei, a subset: Apache-2.0, remote/assets/fonts/README.md), so
+# the page shows the phone's Chinese on a machine without CJK fonts; others fall back to the system's.
+CJK_FONT = Path(__file__).resolve().parent.parent / "assets" / "fonts" / "WenQuanYiMicroHeiSubset.ttf"
 Handler = Callable[["Studio", Request, dict[str, Any]], Any]
 
 
@@ -132,15 +135,29 @@ def template(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str
 
 
 def template_steps(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, Any]:
+    """Append a step (``{"step": ...}``, or ``{"kind", "target_ref", "text", "slot"}`` as the page's buttons
+    say it), or delete one; with ``"run": true`` the new step also runs on the phone (its result beside)."""
     with studio.draft.lock:
+        count = len(studio.draft.steps)
         if request.method == "DELETE":
             studio.draft.remove_step(_int(request.path_params.get("n"), "n"))
         elif "step" in body:
             studio.draft.add_step(body["step"])
         else:
-            add_kind(studio.draft, str(body.get("kind", "")), str(body.get("target_ref") or ""),
-                     text=str(body.get("text") or ""), slot=str(body.get("slot") or ""))
-        return studio.draft.state()
+            kind = str(body.get("kind", ""))
+            text = studio.source.front() if kind == "launch" else str(body.get("text") or "")
+            add_kind(studio.draft, kind, str(body.get("target_ref") or ""), text=text, slot=str(body.get("slot") or ""))
+        added = len(studio.draft.steps) > count
+    out = studio.draft.state()
+    if body.get("run") is True and added:
+        n = len(studio.draft.steps)
+        try:
+            out["result"] = studio.acts.run(studio.draft.plan(n, n), f"studio: {studio.draft.name} step {n}",
+                                            confirmed=body.get("confirm") is True, crops=studio.draft.crops)
+        except NeedsYes:
+            studio.draft.remove_step(n)     # asked first: sent again with the yes, it is appended then
+            raise
+    return out
 
 
 def template_run(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, Any]:
@@ -195,8 +212,11 @@ def build_app(studio: Studio, *, host: str = "127.0.0.1", token: str | None = No
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
+    async def font(request: Request) -> Response:
+        return FileResponse(CJK_FONT, media_type="font/ttf")
+
     routes = [
-        Route("/", page), Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/", page), Mount("/static", StaticFiles(directory=STATIC), name="static"), Route("/font/cjk.ttf", font),
         route("/api/info", info), route("/api/screen", screen_png), route("/api/elements", screen_elements),
         route("/api/inspect", inspect, ("POST",)), route("/api/crops/{name}.png", crop_png),
         route("/api/act", act, ("POST",)), route("/api/template", template, ("GET", "POST")),

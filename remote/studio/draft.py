@@ -68,6 +68,8 @@ class Draft:
 
     def problems(self) -> list[str]:
         """What ``modules check`` would say of this task in the module (file-less: lines of ``yaml()``)."""
+        if not self.steps:
+            return []             # nothing built yet: not a problem to report
         templates, found = check_text(self.yaml(), self.pseudo_path, self.module.failures)
         out = [str(p) for p in found]
         assets = _Assets(self.module, set(self.crops))
@@ -254,7 +256,7 @@ def _examples(value: Any) -> dict[str, str]:
     return out
 
 
-KINDS = ("tap", "long_press", "type", "wait", "check")
+KINDS = ("launch", "tap", "long_press", "type", "wait", "check")
 
 
 def add_kind(draft: Draft, kind: str, ref: str, *, text: str = "", slot: str = "") -> dict[str, Any]:
@@ -263,14 +265,16 @@ def add_kind(draft: Draft, kind: str, ref: str, *, text: str = "", slot: str = "
     ``verify_ref`` of the step before / the success_check's target), returned as the page shows it."""
     if kind not in KINDS:
         raise BadInput(f"unknown kind {kind!r}", hint=f"one of {', '.join(KINDS)}")
-    if kind == "type":
+    if kind == "launch":                       # "launch this app": text is the package in front
+        step: dict[str, Any] = {"action": "launch_app", "params": {"package": _text(text, "the app in front")}}
+    elif kind == "type":
         value = _text(text, "the text to type")
         if slot:
             if not SLOT_NAME.fullmatch(slot):
                 raise BadInput(f"slot name {slot[:30]!r}: a word of letters, digits and _")
             draft.examples[slot] = value
             value = "{" + slot + "}"
-        step: dict[str, Any] = {"action": "input_text", "params": {"text": value}}
+        step = {"action": "input_text", "params": {"text": value}}
         if ref:
             step["target_ref"] = ref
     elif not ref:

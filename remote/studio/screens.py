@@ -34,6 +34,7 @@ class ScreenSource(Protocol):
     def frame(self) -> Image.Image: ...
     def screen(self, *, fresh: bool = False) -> Screen: ...
     def acted(self) -> None: ...
+    def front(self) -> str: ...
 
 
 def encode(image: Image.Image, fmt: str) -> tuple[bytes, str]:
@@ -79,6 +80,10 @@ class LivePhone:
     def acted(self) -> None:
         self.generation += 1
 
+    def front(self) -> str:
+        """The package of the app in front."""
+        return str(self.adb.current_app().get("package", ""))
+
 
 class StillScreen:
     """A screenshot file and its UI dump: inspected like the phone, never acted on."""
@@ -97,3 +102,9 @@ class StillScreen:
 
     def acted(self) -> None:
         return None
+
+    def front(self) -> str:
+        """The app the dump shows (the first package of its nodes), if it has one."""
+        tree = self._screen.tree()
+        packages = tree.packages() if tree is not None else []
+        return packages[0] if packages else ""

@@ -114,8 +114,11 @@ function chosenRef() {
 
 // ---------------------------------------------------------------- the template
 async function add(kind, extra) {
-  const body = Object.assign({ kind, target_ref: kind === "type" ? (S.chosen ? S.chosen.target_ref : "") : chosenRef() }, extra || {});
-  showTemplate(await api("/api/template/steps", body));
+  const acts = ["launch", "tap", "type"].includes(kind);     // these run on the phone as they are added
+  const ref = kind === "launch" ? "" : kind === "type" ? (S.chosen ? S.chosen.target_ref : "") : chosenRef();
+  const out = await api("/api/template/steps", Object.assign({ kind, target_ref: ref, run: acts }, extra || {}));
+  showTemplate(out);
+  if (out.result) { showResult(out.result); await afterAct(); }
 }
 
 function showTemplate(t) {
@@ -214,6 +217,7 @@ function wire() {
     if (moved) return record("swipe", { x: down.p[0], y: down.p[1], x2: p[0], y2: p[1] });
     return record(held > 600 ? "long_press" : "tap", { x: down.p[0], y: down.p[1] });
   }));
+  $("launch-this").onclick = () => guarded(() => add("launch"));
   $("tap-this").onclick = () => guarded(() => add("tap"));
   $("wait-this").onclick = () => guarded(() => add("wait"));
   $("check-this").onclick = () => guarded(() => add("check"));
