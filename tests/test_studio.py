@@ -8,6 +8,7 @@ phone's state (the simulated phone's snapshot) and what the API says.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -24,10 +25,14 @@ import uvicorn
 from remote import cli
 from remote.commands._modules import registry as module_registry
 from remote.core.device.adb_controller import ADBController
+from remote.errors import ConfigError
+from remote.mcp.access import AccessGate, GatedDevice
 from remote.runner import Limits
 from remote.sim import serve
 from remote.studio.acting import Acts, ActSettings
 from remote.studio.app import Studio, build_app
+from remote.studio.guard import check_token
+from remote.studio.runs import RunView
 from remote.studio.screens import LivePhone
 
 CHROMIUM = "/usr/bin/chromium"
@@ -115,6 +120,24 @@ class Rig:
         return self.post("/api/inspect", {"x": (box[0] + box[2]) // 2, "y": (box[1] + box[3]) // 2})
 
 
+@contextlib.contextmanager
+def served(app: Any) -> Iterator[str]:
+    """``app`` on a free loopback port, in a thread, for the length of the block."""
+    port = _free_port()
+    web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=web.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not web.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert web.started, "the studio did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        web.should_exit = True
+        thread.join(10)
+
+
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     root = tmp_path_factory.mktemp("studio")
@@ -129,19 +152,10 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         acts = Acts(source, registry, ActSettings(limits=Limits(max_seconds=60), runs_dir=runs, work_dir=work,
                                                   device_state=server.phone.snapshot))
         studio = Studio(source, registry, registry.get("wechat"), acts, reload=module_registry)
-        port = _free_port()
-        web = uvicorn.Server(uvicorn.Config(build_app(studio), host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=web.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not web.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert web.started, "the studio did not start"
         try:
-            yield Rig(server, studio, f"http://127.0.0.1:{port}", modules, runs)
+            with served(build_app(studio)) as base:
+                yield Rig(server, studio, base, modules, runs)
         finally:
-            web.should_exit = True
-            thread.join(10)
             adb.close()
 
 
@@ -202,6 +216,7 @@ def test_bad_requests_get_clear_json_errors(rig: Rig) -> None:
 
 
 # ---------------------------------------------------------------------- build, save, run
+@pytest.mark.slow
 def test_a_three_step_template_built_through_the_api_is_saved_and_runs_with_no_model(rig: Rig) -> None:
     rig.phone.force_stop("com.android.settings")
     rig.post("/api/template", {"module": "studiotest"})
@@ -237,6 +252,82 @@ def test_a_draft_is_checked_with_the_messages_of_modules_check(rig: Rig) -> None
     assert rig.post("/api/template/steps", {"step": {"action": "tap", "wait_afer": 3}}, 400)["error"]
 
 
+# ---------------------------------------------------------------------- record
+def test_record_mode_turns_each_action_into_a_step_that_ran_on_the_phone(rig: Rig) -> None:
+    rig.start_app("com.tencent.mm")
+    rig.post("/api/template", {"module": "wechat", "new": True})
+    rig.post("/api/record/start", {})
+    box = rig.element("李四")["box"]
+    out = rig.post("/api/record", {"action": "tap", "x": box[0] + 40, "y": box[1] + 10})
+    # named as the learning compiler names what a run touched: the forms that find it alone, best first
+    assert out["recorded"] and out["step"] == {"action": "tap", "target_ref": ["text:李四", "role:TextView:李四"]}
+    assert rig.phone.snapshot()["foreground"]["screen"] == "chat:李四"
+    field = next(e for e in rig.http.get("/api/elements").json()["elements"] if e["editable"])["box"]
+    out = rig.post("/api/record", {"action": "type", "text": "周末见", "slot": "message", "x": field[0] + 20,
+                                   "y": field[1] + 20})
+    assert out["recorded"] and out["step"] == {"action": "input_text", "params": {"text": "{message}"},
+                                               "target_ref": "editable:"}      # the chat's only text field
+    assert rig.phone.snapshot()["focused_text"] == "周末见"                  # typed with the example value
+    send = rig.element("发送")["box"]
+    out = rig.post("/api/record", {"action": "tap", "x": (send[0] + send[2]) // 2, "y": (send[1] + send[3]) // 2})
+    assert out["recorded"] and rig.phone.snapshot()["chats"]["李四"] == ["周末见"]
+    stop = rig.post("/api/record/stop", {})
+    assert stop["steps"] == 3 and stop["proposed_check"]["app"] == "com.tencent.mm"
+    state = rig.post("/api/template", {"name": "weekend", "sentence": "跟李四说周末见",
+                                       "success_check": {"text": "{message}"}})
+    assert state["task"]["patterns"] == ["跟李四说{message}"] and state["ok"], state["problems"]
+    rig.post("/api/record/start", {})
+    short = rig.post("/api/record", {"action": "swipe", "x": 500, "y": 900, "x2": 505, "y2": 902}, 400)
+    assert short["error"] == "that swipe is a tap: move further"
+    assert len(rig.post("/api/record/stop", {})["template"]["task"]["steps"]) == 3     # nothing added
+
+
+# ---------------------------------------------------------------------- a run record
+def test_a_run_record_opens_step_by_step_and_a_step_is_decided_again_as_replay_does(rig: Rig) -> None:
+    rig.start_app("com.tencent.mm")
+    record = rig.post("/api/act", {"step": {"action": "tap", "target_ref": "text:王五"}})["record"]
+    rig.studio.run = RunView(Path(record), rig.studio.registry)
+    try:
+        summary = rig.http.get("/api/run").json()
+        step = summary["steps"][0]
+        assert (step["action"], step["target_ref"], step["status"], step["tier"]) == ("tap", "text:王五", "success", "tree")
+        assert rig.http.get("/api/run/steps/1/before.png").headers["content-type"] == "image/png"
+        decisions = rig.post("/api/run/steps/1/redecide", {})["decisions"]
+        assert decisions and decisions[0]["kind"] == "locate" and not decisions[0]["changed"]
+        assert rig.http.get("/api/run/steps/9/before.png").status_code == 400
+        # a recorded screen inspects like the live one
+        out = rig.post("/api/inspect", {"x": 540, "y": step["box"][1] + 30, "step": 1})
+        assert out["best"] == "text:王五"
+    finally:
+        rig.studio.run = None
+
+
+# ---------------------------------------------------------------------- beyond loopback
+def test_beyond_loopback_a_token_is_needed_and_only_allowed_apps_are_acted_in(rig: Rig) -> None:
+    with pytest.raises(ConfigError, match="needs a token"):
+        check_token("0.0.0.0", None)
+    with pytest.raises(ConfigError, match="at least 16"):
+        check_token("192.168.1.5", "short")
+    check_token("127.0.0.2", None)
+    token = "t" * 24
+    source = LivePhone(rig.studio.source.adb, GatedDevice(rig.studio.source.adb, AccessGate(["com.android.settings"])))
+    acts = Acts(source, rig.studio.registry, ActSettings(runs_dir=None, work_dir=rig.runs / "gated"))
+    studio = Studio(source, rig.studio.registry, rig.studio.registry.get("wechat"), acts)
+    with served(build_app(studio, host="0.0.0.0", token=token)) as base:   # as if served on every address
+        http = Http(base)
+        assert http.get("/api/info").status_code == 401
+        assert http.get("/api/info", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+        first = http.get(f"/?token={token}")
+        cookie = first.headers["set-cookie"].split(";")[0]
+        assert first.status_code == 200 and "HttpOnly" in first.headers["set-cookie"]
+        assert http.get("/api/info", headers={"Cookie": cookie}).status_code == 200
+        rig.start_app("com.tencent.mm")
+        out = http.post("/api/act", json={"step": {"action": "tap", "target_ref": "text:张三"}},
+                        headers={"Cookie": cookie}).json()
+        assert out["status"] == "failed" and "not in this session's allowed apps" in out["steps"][0]["error"]
+        assert rig.phone.snapshot()["foreground"]["screen"] == "chats"       # nothing was tapped
+
+
 # ---------------------------------------------------------------------- the page, in a real browser
 def click_element(page: Any, rig: Rig, text: str) -> None:
     """A click on the live screen where the element reading ``text`` is (the page maps it to device pixels)."""
@@ -245,6 +336,7 @@ def click_element(page: Any, rig: Rig, text: str) -> None:
     page.click("#screen", position={"x": (box[0] + box[2]) / 2 * scale, "y": (box[1] + box[3]) / 2 * scale})
 
 
+@pytest.mark.slow
 def test_the_page_in_chromium_builds_a_settings_task_in_under_ten_clicks(rig: Rig, tmp_path: Path) -> None:
     """docs/studio.md's worked example, click by click: a new Settings task, saved, then run with no model."""
     if not Path(CHROMIUM).is_file():

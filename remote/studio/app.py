@@ -128,8 +128,8 @@ def act(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, Any
 def template(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, Any]:
     with studio.draft.lock:
         if request.method == "POST":
-            if "module" in body and body["module"] != studio.module.name:
-                studio.reset(studio.registry.get(str(body["module"])))
+            if body.get("new") is True or "module" in body and body["module"] != studio.module.name:
+                studio.reset(studio.registry.get(str(body.get("module") or studio.module.name)))
             studio.draft.set_task(body)
         return studio.draft.state()
 

@@ -22,6 +22,7 @@ from PIL import Image
 
 from remote.apps import AppModule
 from remote.apps.base import build_plan
+from remote.apps.schema import slots_used
 from remote.apps.tasks_file import append_task, atomic_write, check_text, save_crop, task_block
 from remote.commands.modules import template_id_warnings, template_problems
 from remote.core.locate.assets import AssetsManager
@@ -192,7 +193,14 @@ class _Assets(AssetsManager):
 
 
 def plan_of(module: AppModule, task: dict[str, Any], examples: dict[str, str]) -> TaskPlan:
-    """A task entry as the plan a run of it would have (checked by the schema first)."""
+    """A task entry as the plan a run of it would have (checked by the schema first), its slots filled with their
+    example values (the patterns do not matter here: a run from the page names no sentence)."""
+    used = sorted(slots_used(task.get("steps")) | slots_used(task.get("success_check")))
+    missing = [s for s in used if s not in examples]
+    if missing:
+        raise BadInput(f"slot {{{missing[0]}}} has no example value to run with",
+                       hint="give one: POST /api/template {\"examples\": {\"" + missing[0] + "\": \"...\"}}")
+    task = dict(task, patterns=[" ".join(["studio run", *("{" + s + "}" for s in used)])])
     templates, problems = check_text("tasks:\n" + task_block(task, "studio"), Path("studio"), module.failures)
     errors = [p.message for p in problems if not p.warning]
     if errors or not templates:

@@ -58,23 +58,30 @@ class Recorder:
         action = body.get("action")
         if action not in ACTIONS:
             raise BadInput(f"record action {str(action)[:20]!r}", hint=f"one of {', '.join(ACTIONS)}")
-        if action == "type":
+        if action == "type":      # into the field at x, y (tapped first: one step, as templates say it), else the focused one
+            field = self._names(_point(body, "x", "y")) if "x" in body else []
             probe = Draft(self.draft.module)
-            typed = add_kind(probe, "type", "", text=str(body.get("text") or ""), slot=str(body.get("slot") or ""))
+            typed = add_kind(probe, "type", field[0] if field else "", text=str(body.get("text") or ""),
+                             slot=str(body.get("slot") or ""))
             self.draft.examples.update(probe.examples)
             return typed
         x, y = _point(body, "x", "y")
         if action == "swipe":
             return self._swipe((x, y), _point(body, "x2", "y2"))
-        screen = self.source.screen()
-        refs = target_forms(screen, (x, y), self.locator, stable_ids=self.draft.module.stable_ids)
-        if not refs:
-            crop = crop_at(screen, (x, y))
-            refs = [self.draft.shelf.add(crop, screen.size)] if crop is not None else [f"xy:{x},{y}"]
+        refs = self._names((x, y))
         step: dict[str, Any] = {"action": action, "target_ref": refs[0] if len(refs) == 1 else refs}
         if action == "long_press":
             step["params"] = {"duration": int(body.get("duration") or 800)}
         return step
+
+    def _names(self, point: tuple[int, int]) -> list[str]:
+        """The compiler's names for the element at ``point``; else a crop of it; else the point itself."""
+        screen = self.source.screen()
+        refs = target_forms(screen, point, self.locator, stable_ids=self.draft.module.stable_ids)
+        if refs:
+            return refs
+        crop = crop_at(screen, point)
+        return [self.draft.shelf.add(crop, screen.size)] if crop is not None else [f"xy:{point[0]},{point[1]}"]
 
     def _swipe(self, start: tuple[int, int], end: tuple[int, int]) -> dict[str, Any]:
         w, h = self.source.screen().size

@@ -215,6 +215,10 @@ function wire() {
     const moved = Math.hypot(p[0] - down.p[0], p[1] - down.p[1]) > 30;
     if (!S.recording) return inspectAt(down.p);
     if (moved) return record("swipe", { x: down.p[0], y: down.p[1], x2: p[0], y2: p[1] });
+    const el = elementAt(down.p);
+    if (el && el.editable && held <= 600) {     // a text field: typed into with the box below (one step)
+      S.field = down.p; say("type into this field with the box below"); return;
+    }
     return record(held > 600 ? "long_press" : "tap", { x: down.p[0], y: down.p[1] });
   }));
   $("launch-this").onclick = () => guarded(() => add("launch"));
@@ -222,7 +226,8 @@ function wire() {
   $("wait-this").onclick = () => guarded(() => add("wait"));
   $("check-this").onclick = () => guarded(() => add("check"));
   $("type-here").onclick = () => guarded(() => S.recording ?
-    record("type", { text: $("text").value, slot: $("slot").value }) :
+    record("type", Object.assign({ text: $("text").value, slot: $("slot").value },
+                                 S.field ? { x: S.field[0], y: S.field[1] } : {})).then(() => { S.field = null; }) :
     add("type", { text: $("text").value, slot: $("slot").value }));
   $("act-tap").onclick = () => guarded(async () => {
     showResult(await api("/api/act", { step: { action: "tap", target_ref: chosenRef() } })); await afterAct(); });
