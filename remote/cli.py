@@ -276,22 +276,17 @@ def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 
 def _studio_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = _command(sub, "studio", "a web page to inspect the screen, build templates and record them (docs/studio.md)", """\
-  remote studio --device sim                      # then open http://127.0.0.1:8790/
-  remote studio --device sim --module settings    # build a Settings task
-  remote studio --screenshot shot.png --xml shot.xml   # inspect a file
-  remote studio --run runs/<a run>                # step through a run record, re-decide its steps
-  REMOTE_STUDIO_TOKEN=... remote studio --http 0.0.0.0:8790 --allow 设置""")
+    p = _command(sub, "studio", "a web page: inspect the screen, build and record templates (docs/studio.md)", """\
+  remote studio --device sim --module settings     # then open http://127.0.0.1:8790/
+  remote studio --screenshot shot.png --xml shot.xml   # or --run runs/<a run>""")
     add_device_args(p)
-    p.add_argument("--http", metavar="HOST:PORT", default=None,
-                   help="where to serve the page (default 127.0.0.1:8790); any other address than loopback needs "
-                        "REMOTE_STUDIO_TOKEN (16+ characters) and acts only in the --allow apps")
-    p.add_argument("--module", metavar="NAME", default=None, help="the module the template is built for")
-    p.add_argument("--run", metavar="RUN_DIR", default=None, help="open a run record")
-    p.add_argument("--screenshot", metavar="FILE", default=None, help="inspect a screenshot file instead of a phone")
-    p.add_argument("--xml", metavar="DUMP", default=None, help="the screenshot's UI dump (uiautomator XML)")
-    p.add_argument("--allow", metavar="APPS", default=None,
-                   help="beyond loopback: apps the page may act in, comma-separated ('*' = all)")
+    for flag, meta, text in (("--http", "HOST:PORT", "serve here (default 127.0.0.1:8790); beyond loopback needs "
+                              "REMOTE_STUDIO_TOKEN (16+ characters) and acts only in --allow apps"),
+                             ("--module", "NAME", "the module the template is built for"),
+                             ("--run", "RUN_DIR", "open a run record"), ("--screenshot", "FILE", "inspect a file"),
+                             ("--xml", "DUMP", "the screenshot's UI dump"), ("--allow", "APPS", "apps to act in "
+                              "beyond loopback, comma-separated ('*' = all)")):
+        p.add_argument(flag, metavar=meta, default=None, help=text)
     p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where the records of acts go")
     p.add_argument("--max-steps", type=positive_int, default=30, metavar="N", help="steps per act")
     p.add_argument("--max-seconds", type=positive_float, default=120.0, metavar="S", help="seconds per act")

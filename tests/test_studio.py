@@ -33,7 +33,7 @@ from remote.studio.acting import Acts, ActSettings
 from remote.studio.app import Studio, build_app
 from remote.studio.guard import check_token
 from remote.studio.runs import RunView
-from remote.studio.screens import LivePhone
+from remote.studio.screens import LivePhone, StillScreen
 
 CHROMIUM = "/usr/bin/chromium"
 TEST_MODULE = """name: studiotest
@@ -300,6 +300,24 @@ def test_a_run_record_opens_step_by_step_and_a_step_is_decided_again_as_replay_d
         assert out["best"] == "text:王五"
     finally:
         rig.studio.run = None
+
+
+# ---------------------------------------------------------------------- a screenshot file
+def test_a_screenshot_file_with_its_dump_inspects_like_the_phone_and_acts_on_nothing(rig: Rig) -> None:
+    rig.start_app("com.tencent.mm")
+    live = rig.studio.source.screen(fresh=True)
+    still = StillScreen(live.pil.copy(), live.xml)
+    acts = Acts(still, rig.studio.registry, ActSettings(runs_dir=None, work_dir=rig.runs / "still"))
+    with served(build_app(Studio(still, rig.studio.registry, rig.studio.registry.get("wechat"), acts,
+                                 mode="file"))) as base:
+        http = Http(base)
+        assert http.get("/api/info").json()["mode"] == "file"
+        box = next(e for e in http.get("/api/elements").json()["elements"] if e["text"] == "王五")["box"]
+        out = http.post("/api/inspect", json={"x": box[0] + 5, "y": box[1] + 5}).json()
+        assert out["best"] == "text:王五" and out["candidates"][0]["tier"] == "tree"
+        refused = http.post("/api/act", json={"step": {"action": "tap", "target_ref": "text:王五"}})
+        assert refused.status_code == 409 and "no phone" in refused.json()["error"]
+    assert rig.phone.snapshot()["foreground"]["screen"] == "chats"
 
 
 # ---------------------------------------------------------------------- beyond loopback

@@ -93,7 +93,7 @@ class Draft:
         if len(self.steps) >= MAX_STEPS:
             raise BadInput(f"a template of {MAX_STEPS} steps is long enough", hint="save it and start another")
         check_step(step, self.examples)
-        self.take_crops(step_refs(step))
+        self.take_crops([text for text in strings(step) if text.startswith(CROP_PREFIX)])
         self.steps.append(copy.deepcopy(step))
         return len(self.steps)
 
@@ -166,7 +166,7 @@ class Draft:
                            hint="choose another name")
         task = self.task()
         renames = {old: f"{self.name}_{old[len(CROP_PREFIX):]}" for old in self.crops if used(task, old)}
-        task["steps"] = [rename_refs(s, renames) for s in task["steps"]]
+        task = rename_refs(task, renames)
         images = module_dir / "images"
         for new in renames.values():
             if (images / f"{new}.png").exists():
@@ -217,26 +217,27 @@ def check_step(step: dict[str, Any], examples: dict[str, str]) -> None:
         raise BadInput("; ".join(problems) or "not a step")
 
 
-def step_refs(step: dict[str, Any]) -> list[str]:
-    refs = step.get("target_ref")
-    return [r for r in (refs if isinstance(refs, list) else [refs]) if isinstance(r, str)]
+def strings(value: Any) -> list[str]:
+    """Every string in a step (its targets wherever they are: target_ref, verify_ref, a flow step's)."""
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in strings(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in strings(v)]
+    return [value] if isinstance(value, str) else []
 
 
-def used(task: dict[str, Any], name: str) -> bool:
-    return any(name in step_refs(s) or s.get("verify_ref") == name for s in task["steps"]) or \
-        name in str(task.get("success_check", ""))
+def used(value: Any, name: str) -> bool:
+    """``name`` is one of the strings of ``value`` (a target anywhere: a step, a block's steps, the check)."""
+    return name in strings(value)
 
 
-def rename_refs(step: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
-    out = dict(step)
-    refs = step.get("target_ref")
-    if isinstance(refs, list):
-        out["target_ref"] = [renames.get(r, r) for r in refs]
-    elif isinstance(refs, str):
-        out["target_ref"] = renames.get(refs, refs)
-    if isinstance(step.get("verify_ref"), str):
-        out["verify_ref"] = renames.get(step["verify_ref"], step["verify_ref"])
-    return out
+def rename_refs(value: Any, renames: dict[str, str]) -> Any:
+    """Every string of ``value`` that is a crop's working name, by its saved name."""
+    if isinstance(value, dict):
+        return {k: rename_refs(v, renames) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rename_refs(v, renames) for v in value]
+    return renames.get(value, value) if isinstance(value, str) else value
 
 
 def valid_name(value: Any) -> str:
@@ -290,6 +291,7 @@ def add_kind(draft: Draft, kind: str, ref: str, *, text: str = "", slot: str = "
     elif kind in ("tap", "long_press"):
         step = {"action": kind, "target_ref": ref}
     elif FLOW_KINDS:
+        draft.take_crops([ref])
         step = {"wait_until": {"visible": ref, "timeout_ms": 5000}} if kind == "wait" else {"assert_visible": ref}
     elif kind == "check":
         draft.take_crops([ref])
