@@ -72,8 +72,7 @@ def _source(args: argparse.Namespace, host: str, registry: Any) -> Iterator[tupl
         yield StillScreen(image, load_text(args.xml, "UI dump") if args.xml else None), None
         return
     if args.run and not args.device:
-        view = RunView(Path(args.run), registry)    # no phone: the view opens on the record's first screen
-        first = view.screen(1) if view.steps else None
+        first = RunView(Path(args.run), registry).first_screen()   # no phone: the record's first screen
         yield StillScreen(first.pil if first else Image.new("RGB", (1080, 2400)), first.xml if first else None), None
         return
     with open_device(args) as (adb, sim):

@@ -63,11 +63,23 @@ class RunView:
 
     def screen(self, n: int) -> Screen:
         """Step ``n``'s screen before it acted, with its dump when the record kept one (for inspecting)."""
-        xml_path = self._artifact(n, "before_xml")
-        xml = None
-        if xml_path is not None and xml_path.stat().st_size <= MAX_DUMP_BYTES:
-            xml = xml_path.read_text(encoding="utf-8", errors="replace")
-        return Screen(self.image(n, "before"), xml)
+        return Screen(self.image(n, "before"), self._xml(n, "before_xml"))
+
+    def first_screen(self) -> Screen | None:
+        """The first screen the record kept (a step's before, else its after), with its dump when kept."""
+        for n, sr in enumerate(self.steps, start=1):
+            arts = _obj(sr.get("artifacts"))
+            for phase in PHASES:
+                if isinstance(arts.get(phase), str) and inside(self.dir, arts[phase]) is not None:
+                    xml = self._xml(n, f"{phase}_xml")
+                    return Screen(self.image(n, phase), xml)
+        return None
+
+    def _xml(self, n: int, key: str) -> str | None:
+        path = self._artifact(n, key)
+        if path is None or path.stat().st_size > MAX_DUMP_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
 
     def redecide(self, n: int) -> list[dict[str, Any]]:
         """Step ``n`` decided again from its stored screens, as ``remote replay`` decides it."""
