@@ -184,6 +184,14 @@ def test_a_look_alike_is_refused_with_both_places(rig: Rig) -> None:
     assert out["candidates"][0]["unique"] and out["candidates"][0]["kind"] == "crop"
     assert out["best"] == out["candidates"][0]["target_ref"]
     assert rig.http.get(out["candidates"][0]["image"]).headers["content-type"] == "image/png"
+    # an icon drawn on every row of Settings: its crop is refused, every place it matches listed
+    rig.start_app("com.android.settings")
+    icons = [e["box"] for e in rig.http.get("/api/elements").json()["elements"] if e["id"].endswith("id/icon")]
+    out = rig.post("/api/inspect", {"x": (icons[0][0] + icons[0][2]) // 2, "y": (icons[0][1] + icons[0][3]) // 2})
+    crop = next(c for c in out["candidates"] if c["kind"] == "crop")
+    assert not crop["unique"] and crop["tier"] == "template" and "look alike" in crop["why"]
+    assert sorted(map(tuple, crop["places"])) == sorted(map(tuple, icons))   # each row's icon, the one clicked too
+    assert out["best"] == "text:网络和互联网"                                 # what names the row alone
 
 
 # ---------------------------------------------------------------------- act

@@ -89,7 +89,7 @@ def inspect_point(screen: Screen, point: tuple[int, int], locator: HybridLocator
     """Every candidate ``target_ref`` for the element at ``point``, best first."""
     out = [_judge(form, parse_target(form)[0], locator.locate(form, screen), point)
            for form in candidate_forms(screen, point, stable_ids=stable_ids)]
-    crop = crop_at(screen, point)
+    crop = crop_at(screen, point, icon=True)
     if crop is not None:
         name = shelf.add(crop, screen.size)
         found = locator.locate_image(crop, screen, source_size=screen.size)
