@@ -96,7 +96,9 @@ def screen_elements(studio: Studio, request: Request, body: dict[str, Any]) -> d
 def inspect(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, Any]:
     x, y = _number(body, "x"), _number(body, "y")
     step = body.get("step")
-    screen = studio.run.screen(_int(step, "step")) if step is not None and studio.run else studio.source.screen()
+    # the screen as it is now (the page shows live frames; the phone may have moved on its own), with its tree
+    screen = studio.run.screen(_int(step, "step")) if step is not None and studio.run else \
+        studio.source.screen(fresh=True)
     w, h = screen.size
     if not (0 <= x < w and 0 <= y < h):
         raise BadInput(f"({x}, {y}) is not on the {w}x{h} screen", hint="x and y are device pixels")

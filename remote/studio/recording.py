@@ -76,7 +76,7 @@ class Recorder:
 
     def _names(self, point: tuple[int, int]) -> list[str]:
         """The compiler's names for the element at ``point``; else a crop of it; else the point itself."""
-        screen = self.source.screen()
+        screen = self.source.screen(fresh=True)
         refs = target_forms(screen, point, self.locator, stable_ids=self.draft.module.stable_ids)
         if refs:
             return refs

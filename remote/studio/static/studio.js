@@ -67,8 +67,8 @@ function draw(hover) {
     Object.assign(t.style, { left: c.tap[0] * k + "px", top: c.tap[1] * k + "px" }); o.appendChild(t); }
 }
 
-async function loadElements() {
-  const data = await api("/api/elements");
+async function loadElements(fresh) {
+  const data = await api("/api/elements" + (fresh === false ? "?fresh=0" : ""));
   S.size = data.size; S.elements = data.elements;
   const ul = $("tree"); ul.innerHTML = "";
   data.elements.forEach((e) => {
@@ -76,6 +76,7 @@ async function loadElements() {
     const li = document.createElement("li");
     li.textContent = " ".repeat(Math.min(e.depth, 20)) + e.role + " " + label;
     li.onclick = () => guarded(() => inspectAt([Math.floor((e.box[0] + e.box[2]) / 2), Math.floor((e.box[1] + e.box[3]) / 2)]));
+    li.onmouseenter = () => draw(e);
     ul.appendChild(li);
   });
 }
@@ -86,6 +87,7 @@ async function inspectAt(p) {
   const data = await api("/api/inspect", { x: p[0], y: p[1] });
   S.candidates = data.candidates;
   S.chosen = data.candidates.find((c) => c.unique) || data.candidates[0] || null;
+  await loadElements(false);                  // the tree of the screen just inspected
   showCandidates();
   if (!data.tree) say("no UI tree on this screen: only a crop can name what is here");
 }
