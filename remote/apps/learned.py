@@ -42,7 +42,8 @@ from PIL import Image
 
 from remote.apps.base import TaskTemplate, _load_templates
 from remote.apps.schema import Checker, Problem
-from remote.apps.tasks_file import append_task, atomic_write, plain, save_crop
+from remote.apps.tasks_file import append_task, plain, save_crop
+from remote.core.safe_files import write_atomic
 from remote.errors import ConfigError
 from remote.yamlfile import load_yaml
 
@@ -188,10 +189,10 @@ class LearnedStore:
     @staticmethod
     def _write_yaml(path: Path, data: dict[str, Any]) -> None:
         text = HEADER + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
-        atomic_write(path, text)
+        write_atomic(path, text)
 
     def _save_state(self, learned: LearnedTask) -> None:
-        atomic_write(self._state_path(learned.path), json.dumps(asdict(learned.state), ensure_ascii=False, indent=1))
+        write_atomic(self._state_path(learned.path), json.dumps(asdict(learned.state), ensure_ascii=False, indent=1))
 
     def record_replay(self, name: str, *, success: bool, heals: int, handed_over: bool, run: str = "") -> LearnedState:
         """Count one replay; clean ones promote after ``trust_after``, two failures in a row set it aside."""
@@ -263,7 +264,7 @@ class LearnedStore:
                            f"adopted from a learned task ({learned.meta.get('task', '')})", doing="adopting")
         for crop in self._crops(learned):
             os.replace(crop, images / crop.name)
-        atomic_write(tasks_file, text)
+        write_atomic(tasks_file, text)
         self.forget(name)
         return tasks_file
 

@@ -8,14 +8,12 @@ studio (a task built on the page is saved, and its draft is checked as it grows)
   ``path:line`` of the text given);
 * ``append_task(tasks_file, task, note)``: the file's text with the task appended
   under a comment, refused (nothing written) when the result would not load;
-* ``atomic_write`` and ``save_crop``: what is written, written whole.
+* ``save_crop``: a reference crop with its screen size, written whole (``core.safe_files.write_atomic``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
+import io
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from PIL import Image, PngImagePlugin
 from remote.apps.base import TaskTemplate, _load_templates
 from remote.apps.schema import Checker, Problem
 from remote.core.locate.assets import SOURCE_SIZE_KEY
+from remote.core.safe_files import write_atomic
 from remote.errors import ConfigError
 from remote.yamlfile import parse_yaml_text
 
@@ -80,25 +79,11 @@ def plain(value: Any) -> Any:
 
 
 def save_crop(image: Image.Image, path: Path, screen: Any) -> None:
-    """A reference crop as PNG, with the size of the screen it was cut from (``[w, h]``) when known."""
+    """A reference crop as PNG, written whole, with the size of the screen it was cut from (``[w, h]``) when
+    known (the locator's scale prior)."""
     info = PngImagePlugin.PngInfo()
     if isinstance(screen, list | tuple) and len(screen) == 2:
         info.add_text(SOURCE_SIZE_KEY, f"{screen[0]}x{screen[1]}")
-    buffer = path.with_name(f".{path.name}.tmp")
-    image.save(buffer, format="PNG", pnginfo=info)
-    os.replace(buffer, path)
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Temp file in the same folder, then rename: a reader (or a full disk) never sees half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    data = io.BytesIO()
+    image.save(data, format="PNG", pnginfo=info)
+    write_atomic(path, data.getvalue())

@@ -23,12 +23,13 @@ from PIL import Image
 from remote.apps import AppModule
 from remote.apps.base import build_plan
 from remote.apps.schema import slots_used
-from remote.apps.tasks_file import append_task, atomic_write, check_text, save_crop, task_block
+from remote.apps.tasks_file import append_task, check_text, save_crop, task_block
 from remote.commands.modules import template_id_warnings, template_problems
 from remote.core.locate.assets import AssetsManager
 from remote.core.plan.actions import ActionName
 from remote.core.plan.schema import parse_step
 from remote.core.records import TaskPlan
+from remote.core.safe_files import write_atomic
 from remote.errors import BadInput, ConfigError
 from remote.runner.learning import patterns_for
 from remote.studio.inspector import CROP_PREFIX, CropShelf
@@ -177,7 +178,7 @@ class Draft:
             images.mkdir(exist_ok=True)
             image, size = self.crops[old]
             save_crop(image, images / f"{new}.png", list(size))
-        atomic_write(module_dir / "tasks.yaml", text)
+        write_atomic(module_dir / "tasks.yaml", text)
         return module_dir / "tasks.yaml"
 
 
