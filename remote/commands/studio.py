@@ -75,6 +75,6 @@ def _source(args: argparse.Namespace, host: str, registry: Any) -> Iterator[tupl
         first = RunView(Path(args.run), registry).first_screen()   # no phone: the record's first screen
         yield StillScreen(first.pil if first else Image.new("RGB", (1080, 2400)), first.xml if first else None), None
         return
-    with open_device(args) as (adb, sim):
+    with open_device(args, lock=True) as (adb, sim):   # one process per phone, as run and mcp
         device = adb if is_loopback(host) else GatedDevice(adb, AccessGate(_allowed(args.allow, registry)))
         yield LivePhone(adb, device), sim
