@@ -297,6 +297,23 @@ def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                    help="where teach-mode pictures go (default: a temporary folder)")
 
 
+def _studio_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "studio", "a web page: inspect the screen, build and record templates (docs/studio.md)", """\
+  remote studio --device sim --module settings     # then open http://127.0.0.1:8790/
+  remote studio --screenshot shot.png --xml shot.xml   # or --run runs/<a run>""")
+    add_device_args(p)
+    for flag, meta, text in (("--http", "HOST:PORT", "serve here (default 127.0.0.1:8790); beyond loopback needs "
+                              "REMOTE_STUDIO_TOKEN (16+ characters) and acts only in --allow apps"),
+                             ("--module", "NAME", "the module the template is built for"),
+                             ("--run", "RUN_DIR", "open a run record"), ("--screenshot", "FILE", "inspect a file"),
+                             ("--xml", "DUMP", "the screenshot's UI dump"), ("--allow", "APPS", "apps to act in "
+                              "beyond loopback, comma-separated ('*' = all)")):
+        p.add_argument(flag, metavar=meta, default=None, help=text)
+    p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where the records of acts go")
+    p.add_argument("--max-steps", type=positive_int, default=30, metavar="N", help="steps per act")
+    p.add_argument("--max-seconds", type=positive_float, default=120.0, metavar="S", help="seconds per act")
+
+
 def _task_options(p: argparse.ArgumentParser) -> None:
     """The options every fleet command shares with `run`: strategy, caps, --yes, --json, --runs-dir."""
     p.add_argument("--strategy", choices=STRATEGIES, default="opencv_first",
@@ -392,6 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     _offline_parsers(sub)
     _module_parsers(sub)
     _agent_parsers(sub)
+    _studio_parser(sub)
     _fleet_parsers(sub)
     return parser
 

@@ -119,7 +119,9 @@ class TaskRunner:
         self._meta: dict[str, Any] = {}   # the record's extra facts of the run in progress
 
     # ------------------------------------------------------------------ public
-    def run(self, task: str) -> TaskResult:
+    def run(self, task: str, plan: TaskPlan | None = None) -> TaskResult:
+        """Route, plan and run ``task``; given a ``plan`` (the studio's steps), run that plan in its module
+        instead of routing and planning, with the same gates, limits, final check and record."""
         self.clock.restart()
         usage = ModelUsage()
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
@@ -129,7 +131,7 @@ class TaskRunner:
         self.signals.install()
         try:
             self._snapshot(recorder, result, meta)   # run.json exists (status running) before the phone is touched
-            self._run(task, result, usage, meta, recorder)
+            self._run(task, result, usage, meta, recorder, plan)
         except (Interrupted, KeyboardInterrupt):
             self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self.signals.reason)
         except BaseException as exc:
@@ -149,14 +151,14 @@ class TaskRunner:
 
     # ------------------------------------------------------------------ set-up
     def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
-             recorder: RunRecorder | None) -> None:
-        module, score = (self.registry.get(self.options.module), 1.0) if self.options.module \
-            else self.registry.route(task)
+             recorder: RunRecorder | None, given: TaskPlan | None = None) -> None:
+        name = given.module if given is not None else self.options.module
+        module, score = (self.registry.get(name), 1.0) if name else self.registry.route(task)
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
         for problem in self.registry.load_warnings:
             self.listener.on_note(str(problem))
-        learned = None if self.options.dry_run else self.learner.match(task, self.registry, module)
+        learned = None if self.options.dry_run or given else self.learner.match(task, self.registry, module)
         if learned is not None and (not self.options.module or learned[0].name == self.options.module):
             module = learned[0]
         else:
@@ -169,11 +171,11 @@ class TaskRunner:
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
-        if models.agent is not None and learned is None and not self.options.dry_run:   # runner/agent_loop.py
-            template = self.registry.handler(module).plan(task)
+        if models.agent is not None and learned is None and given is None and not self.options.dry_run:
+            template = self.registry.handler(module).plan(task)   # runner/agent_loop.py
             if template is None or models.agent_always:
                 return self._drive(task, template, models, steps, FinalChecker(tools), result, recorder)
-        plan = self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps)
+        plan = given or (self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps))
         result.plan = plan
         self.listener.on_plan(plan)
         try:
