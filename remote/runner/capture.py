@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from remote.core.device.protocol import CostReport, Device, DumpReuse, FrameSource
+from remote.core.device.protocol import CostReport, Device, DumpReuse, FrameSource, Wakeable
 from remote.core.locate.screen import Screen
 from remote.errors import DeviceCommandError, SecureScreen
 
@@ -159,3 +159,11 @@ def device_costs(device: Device, capture: Capture | None) -> dict[str, Any]:
     if capture is not None:
         out["captures"] = capture.stats.to_dict()
     return out
+
+
+def wake(device: Device, note: Callable[[str], None]) -> None:
+    """Before a task: wake the phone and swipe away a lock screen without a PIN (`ScreenLocked` when one
+    asks for it); each thing done is a note for the run."""
+    if isinstance(device, Wakeable):
+        for done in device.wake_and_unlock():
+            note(done)
