@@ -102,6 +102,12 @@ def test_a_screen_that_did_not_change_is_not_dumped_again(fast_adb, sim_phone):
     assert sum("uiautomator dump" in c for c in sim_phone.commands) == 2
 
 
+def test_a_new_capture_does_not_take_a_dump_from_before_it_began(fast_adb, sim_phone):
+    fast_adb.dump_hierarchy()                       # someone else's dump (an MCP call, a studio click)
+    Capture(fast_adb).screen(tree=True)              # the phone may have moved on its own since: dumped anew
+    assert sum("uiautomator dump" in c for c in sim_phone.commands) == 2
+
+
 def test_a_frame_is_decoded_once_into_the_array_the_locator_uses(fast_adb):
     screen = Capture(fast_adb).screen(tree=False)
     assert screen.bgr.shape == (2400, 1080, 3) and screen._pil is None   # no PIL image made on the way

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +56,15 @@ class Capture:
         self._paired: str | None = None       # the last phone dump given to a screen
         self.stats = CaptureStats()
         self.field_box: tuple[int, int, int, int] | None = None   # the field being typed into (OCR read-back)
+        self._born = time.monotonic()
+
+    def _recent(self) -> str | None:
+        """The phone's own last dump (typing's read-back), when taken in this capture's life, moments ago,
+        with nothing that changes the screen run since; never one this capture already gave a screen."""
+        if not isinstance(self.device, DumpReuse):
+            return None
+        xml = self.device.recent_dump(min(RECENT_DUMP_S, time.monotonic() - self._born))
+        return None if xml is None or xml is self._paired else xml
 
     # ------------------------------------------------------------------ public
     def screen(self, *, tree: bool, fresh: bool = False) -> Screen:
@@ -75,8 +85,8 @@ class Capture:
         When the action ended with a dump of its own (typing's read-back) and nothing changed the screen
         since, that dump is the tree.
         """
-        recent = self.device.recent_dump(RECENT_DUMP_S) if isinstance(self.device, DumpReuse) else None
-        if recent is not None and recent is not self._paired:
+        recent = self._recent()
+        if recent is not None:
             sleep(settle_s)
             image, secure = self._frame()
             self._paired = recent
@@ -131,14 +141,12 @@ class Capture:
         last = self.last
         if last is not None and last.xml is not None and not secure and not last.secure and last.same_state(screen):
             screen.hierarchy = last.xml
-        elif isinstance(self.device, DumpReuse):
-            xml = self.device.recent_dump(RECENT_DUMP_S)
-            if xml is None or xml is self._paired:
+        else:
+            xml = self._recent()
+            if xml is None:
                 return None
             self._paired = xml
             screen.hierarchy = xml
-        else:
-            return None
         screen.tree_reused = True
         self.stats.reused += 1
         return self._keep(screen)
