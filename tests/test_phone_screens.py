@@ -68,6 +68,26 @@ def test_another_automation_tool_is_named_and_the_task_is_not_called_done(tmp_pa
     assert any(c.startswith("ps") for c in commands(record))
 
 
+@pytest.mark.slow
+def test_a_failed_dump_degrades_the_step_to_the_screenshot_and_the_task_goes_on(tmp_path, capsys):
+    # dumps 5 and 6 (the read-back of 你好 and the screen after it) fail past their retries: 发送 is found by OCR
+    code, summary, record = run_cli(tmp_path, capsys, "dump_failures: [ok, ok, ok, ok" + ", null_root" * 10 + "]\n",
+                                    HEADLINE)
+    assert code == 0 and summary["status"] == "success"
+    assert record["device_state"]["chats"] == {"张三": ["你好"]}
+    assert record["steps"][-1]["locate_result"]["element"]["metadata"]["tier"] == "ocr"
+    assert record["device"]["dumps"]["failed"] == 2
+
+
+def test_a_field_that_cannot_be_read_back_is_not_called_unfocused(tmp_path, capsys):
+    # every dump killed, no holder to name: the typed text cannot be checked (its place is unknown to OCR)
+    code, summary, record = run_cli(tmp_path, capsys, "dump_failures: [" + ", ".join(["killed"] * 40) + "]\n",
+                                    "打开蓝牙")
+    assert code == 1 and summary["status"] == "failed"
+    assert "uiautomator dump failed (killed)" in summary["error"] and "no text field" not in summary["error"]
+    assert record["device_state"]["settings"]["bluetooth"] is False
+
+
 @pytest.mark.sim(dump_failures=["idle"], idle_timeout_ms=50)
 def test_an_idle_failure_is_retried_compressed(adb, sim_phone):
     assert "<hierarchy" in adb.dump_hierarchy()
@@ -186,6 +206,14 @@ def test_a_task_in_landscape_taps_in_the_turned_space(tmp_path, capsys):
     assert taps and all(x < 2400 and y < 1080 for x, y in taps) and record["device"]["size"] == [2400, 1080]
 
 
+@pytest.mark.slow
+def test_a_secure_layer_task_is_done_by_the_tree_and_checked_on_the_phone(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "secure_layer: true\n", HEADLINE)
+    assert code == 0 and record["device_state"]["chats"] == {"张三": ["你好"]}
+    tiers = {s["locate_result"]["element"]["metadata"]["tier"] for s in record["steps"] if s.get("locate_result")}
+    assert tiers == {"tree"}                       # nothing was matched on the black app area
+
+
 # ---------------------------------------------------------------- item 6: the link, cmd input, double tap
 
 
@@ -199,6 +227,15 @@ def test_the_wire_format_is_chosen_by_the_link_speed(speed, wire, tmp_path):
         assert report.mb_s is not None and report.mb_s < speed * 1.5     # the paced link bounds what was measured
         kinds = [c for c in server.phone.commands if c.startswith("screencap")]
         assert ("screencap -p" in kinds) == (wire == "png")
+
+
+@pytest.mark.slow
+def test_a_task_over_a_slow_link_takes_png_frames(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "link_mb_s: 2.0\npng_ms: 450\n", "打开微信")
+    assert code == 0 and record["device_state"]["foreground"]["package"] == "com.tencent.mm"
+    link = record["device"]["link"]
+    assert link["wire"] == "png" and link["mb_s"] < 3.0
+    assert "screencap -p" in commands(record)
 
 
 @pytest.mark.parametrize(("release", "prefix"), [("13", "cmd input"), ("10", "input")])
@@ -254,6 +291,9 @@ def test_doctor_on_the_default_simulated_phone_ticks_the_screens_lines(tmp_path,
 
 @pytest.mark.parametrize(("scenario", "name", "says"), [
     ("automation_holder: uiautomator2\n", "UI dump", "uiautomator2"),
+    ("automation_holder: appium\n", "UI dump", "Appium's UiAutomator2 server"),
+    ("dump_failures: [killed, killed]\n", "UI dump", "another UiAutomation client"),
+    ("dump_failures: [idle, idle]\nidle_timeout_ms: 50\n", "UI dump", "never went idle"),
     ("keyguard: pin\n", "lock and screen", "PIN, pattern or password"),
 ])
 def test_doctor_names_what_is_wrong_with_the_screen_and_what_to_do(tmp_path, capsys, scenario, name, says):
@@ -270,3 +310,21 @@ def test_doctor_describes_displays_rotation_and_a_slow_link(tmp_path, capsys):
     assert str(real_screen.MAIN_ID) in lines["displays"]["measured"]
     assert lines["rotation"]["measured"].startswith("landscape") and "2400x1080" in lines["rotation"]["measured"]
     assert "PNG" in lines["screenshot"]["measured"]
+
+
+@pytest.mark.parametrize(("scenario", "name", "says"), [
+    ("screen_off: true\nkeyguard: swipe\n", "lock and screen", "a run wakes it and swipes the lock screen away"),
+    ("secure_layer: true\n", "screenshot", "a secure layer"),
+])
+def test_doctor_ticks_what_a_run_copes_with_and_says_so(tmp_path, capsys, scenario, name, says):
+    code, lines = doctor(tmp_path, capsys, scenario)
+    assert code == 0 and all(line["ok"] for line in lines.values()), lines
+    assert says in lines[name]["measured"]
+
+
+@pytest.mark.slow
+def test_doctor_crosses_a_screenshot_slower_than_a_second(tmp_path, capsys):
+    code, lines = doctor(tmp_path, capsys, "link_mb_s: 1.0\npng_ms: 1500\n")   # raw ~10 s, PNG ~1.6 s
+    line = lines["screenshot"]
+    assert code == 1 and not line["ok"] and "connect the phone over USB" in line["steps"][0]
+    assert [n for n, c in lines.items() if not c["ok"]] == ["screenshot"]

@@ -193,7 +193,8 @@ class ADBController:
 
         An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
         carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
-        since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set.
+        since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set, and
+        the dump's `DumpFailed` is raised when it cannot either.
         """
         record = self.dumper.recent(FIELD_REUSE_S)
         xml = record.xml if record is not None else None
@@ -204,7 +205,10 @@ class ADBController:
                 if self.field_reader is None:
                     raise
                 logger.warning("UI dump failed: reading the field back from the screenshot")
-                return self.field_reader()
+                text = self.field_reader()
+                if text is None:   # the field's place is unknown: not read, which is not "nothing focused"
+                    raise
+                return text
         root = ElementTree.fromstring(xml.encode("utf-8"))
         focused = [n for n in root.iter("node") if n.get("focused") == "true"]
         if not focused:

@@ -9,6 +9,7 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from remote.core.device import screen_state
+from remote.core.device.capture import frame_uniformity, secure_app_area
 from remote.errors import DumpFailed, SecureScreen
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ def screenshot(adb: ADBController) -> Line:
     speed = f"{report.mb_s:.1f} MB/s" if report.mb_s else "faster than it can be timed"
     measured = (f"{seconds:.2f} s for {frame.shape[1]}x{frame.shape[0]} as {report.wire.upper()} "
                 f"(link {speed})")
+    if secure_app_area(frame) and not frame_uniformity(frame)[0]:   # the app's own choice, not the phone's fault
+        measured += "; the app in front is black under the status bar (a secure layer): steps there use the UI tree"
     if seconds > SLOW_SCREENSHOT_S:
         return Line("screenshot", False, measured + ": slow",
                     ("connect the phone over USB (Wi-Fi ADB moves 0.1-5 MB/s)",
