@@ -73,6 +73,40 @@ def test_a_recent_dump_is_reused_only_while_nothing_changed_the_screen():
     assert dumper.recent(3.0) is None
 
 
+def test_a_dump_during_which_the_screen_changed_is_not_reused():
+    class TapDuring(ScriptedLink):
+        def shell(self, args, timeout=None):
+            self.generation += 1                # a tap sent while the dump ran: the tree may predate it
+            return super().shell(args, timeout)
+
+    dumper = UiDumper(TapDuring([XML]), sleep=lambda s: None)
+    dumper.dump()
+    assert dumper.recent(3.0) is None
+
+
+def test_dumps_run_one_at_a_time():
+    import threading
+    import time
+
+    running, overlaps = [0], []
+
+    class Slow(ScriptedLink):
+        def shell(self, args, timeout=None):
+            running[0] += 1
+            overlaps.append(running[0])
+            time.sleep(0.05)
+            running[0] -= 1
+            return XML
+
+    dumper = UiDumper(Slow([]), sleep=lambda s: None)
+    threads = [threading.Thread(target=dumper.dump) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlaps == [1, 1, 1] and dumper.stats.ok == 3   # a second UiAutomation client would be refused
+
+
 @pytest.mark.parametrize(("command", "changes"), [
     ("input tap 1 2", True), ("cmd input tap 1 2", True), ("am broadcast -a ADB_INPUT_B64", True),
     ("monkey -p x 1", True), ("ime set x", True), ("dumpsys window", False), ("getprop ro.x", False),

@@ -111,6 +111,28 @@ def test_the_headline_task_dumps_at_most_once_and_a_half_per_step(make_runner, s
     assert dumps <= 1.5 * len(result.step_results), f"{dumps} dumps for {len(result.step_results)} steps"
 
 
+@pytest.mark.slow
+def test_an_apps_first_screen_is_dumped_during_the_launch_wait(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "", HEADLINE)
+    assert code == 0 and record["device_state"]["chats"] == {"张三": ["你好"]}
+    sent = commands(record)
+    launch = next(i for i, c in enumerate(sent) if c.startswith("monkey"))
+    after = [c for c in sent[launch + 1:] if not c.startswith(("dumpsys", "ps"))]
+    assert "uiautomator dump" in after[0]          # before the next step's frame: it ran beside the launch's wait
+    assert sum("uiautomator dump" in c for c in sent) == 6               # and it is the tree the next step used
+
+
+def test_a_read_back_dump_longer_than_the_settle_time_is_not_waited_after(fast_adb, sim_phone):
+    capture = Capture(fast_adb)
+    fast_adb.tap(540, 1200)
+    fast_adb.dump_hierarchy()          # typing's read-back, after the action
+    time.sleep(0.2)                    # a real dump lasts over a second: the settle time has passed in it
+    slept: list[float] = []
+    screen = capture.after_action(0.15, slept.append)
+    assert screen.tree_reused and slept == [0.0]
+    assert sum("uiautomator dump" in c for c in sim_phone.commands) == 1
+
+
 def test_a_screen_that_did_not_change_is_not_dumped_again(fast_adb, sim_phone):
     capture = Capture(fast_adb)
     first = capture.screen(tree=True)

@@ -5,13 +5,18 @@ that. So a tree is reused while the screen shows the same state:
 
 1. the frame matches the last frame that came with a tree (`Screen.same_state`: a step
    that changed nothing does not dump again);
-2. the phone's own last dump (typing's read-back) was taken after the last command
-   that can change the screen, moments ago: it becomes this frame's tree;
+2. the phone's own last dump (typing's read-back, or one `prefetch` started after an
+   app's launch) began after the last command that can change the screen, moments
+   ago: it becomes this frame's tree;
 3. else the phone is dumped.
 
 After an action the dump starts at once and the step's wait and the frame run
 beside it: the dump itself waits for a second without UI events (waitForIdle),
 so the tree it returns is at least as settled as the wait would have made it.
+For the same reason a step whose action ended with a read-back dump waits only
+what is left of its settle time once that dump is done. A `prefetch`ed dump (after
+an app's launch) is the same: the next screen's frame is taken beside it, once the
+launch's own wait has run, and the tree is waited for when it is needed.
 A dump that fails leaves the screen without a tree (the locator uses the
 screenshot tiers); the failure is kept on the screen (``tree_error``).
 """
@@ -28,9 +33,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from remote.core.device.dump import DumpRecord
 from remote.core.device.protocol import CostReport, Device, DumpReuse, FrameSource, Wakeable
 from remote.core.locate.screen import Screen
-from remote.errors import DeviceCommandError, SecureScreen
+from remote.errors import DeviceCommandError, DeviceError, SecureScreen
 
 logger = logging.getLogger(__name__)
 RECENT_DUMP_S = 3.0    # a read-back dump this recent, with nothing changed since, is the next screen's tree
@@ -57,21 +63,56 @@ class Capture:
         self.stats = CaptureStats()
         self.field_box: tuple[int, int, int, int] | None = None   # the field being typed into (OCR read-back)
         self._born = time.monotonic()
+        self._pending: threading.Thread | None = None   # a prefetched dump, running or done, not yet taken
+        self._prefetched: str | None = None
 
-    def _recent(self) -> str | None:
+    def _recent(self) -> DumpRecord | None:
         """The phone's own last dump (typing's read-back), when taken in this capture's life, moments ago,
         with nothing that changes the screen run since; never one this capture already gave a screen."""
         if not isinstance(self.device, DumpReuse):
             return None
-        xml = self.device.recent_dump(min(RECENT_DUMP_S, time.monotonic() - self._born))
-        return None if xml is None or xml is self._paired else xml
+        record = self.device.recent_dump(min(RECENT_DUMP_S, time.monotonic() - self._born))
+        return None if record is None or record.xml is self._paired else record
 
     # ------------------------------------------------------------------ public
+    def prefetch(self) -> None:
+        """Start dumping the screen an action leads to (an app's launch) while the step waits; the next
+        `screen` with a tree waits for it and takes it when nothing has changed the screen since."""
+        if not isinstance(self.device, DumpReuse) or self._pending is not None:
+            return
+
+        def dump() -> None:
+            try:
+                self._prefetched = self.device.dump_hierarchy()
+            except DeviceError as exc:   # the next screen dumps again and meets the error itself
+                logger.info("prefetched UI dump failed: %s", exc)
+
+        self.stats.dumps += 1
+        self._pending = threading.Thread(target=dump, name="ui-prefetch", daemon=True)
+        self._pending.start()
+
+    def _take_prefetched(self) -> str | None:
+        """The prefetched dump (waited for), when it is of the screen now: nothing changed the screen since it
+        began. It is this screen's own tree, as a dump beside an action's wait is (not a reused one)."""
+        if self._pending is None:
+            return None
+        self._pending.join()
+        self._pending = None
+        xml, self._prefetched = self._prefetched, None
+        record = self._recent()
+        if xml is None or record is None or record.xml is not xml:
+            return None
+        self._paired = xml
+        return xml
+
     def screen(self, *, tree: bool, fresh: bool = False) -> Screen:
         """The screen now; with ``tree`` its UI tree too (``fresh``: dump, never reuse)."""
         image, secure = self._frame()
         if not tree and not secure:
             return Screen(image)
+        prefetched = self._take_prefetched()
+        if prefetched is not None:
+            return self._keep(Screen(image, prefetched, secure=secure))
         if not fresh:
             reused = self._reuse(image, secure)
             if reused is not None:
@@ -85,13 +126,15 @@ class Capture:
         When the action ended with a dump of its own (typing's read-back) and nothing changed the screen
         since, that dump is the tree.
         """
+        self._take_prefetched()   # of the screen before this action: waited for (one dump at a time), not used
         recent = self._recent()
         if recent is not None:
-            sleep(settle_s)
+            # the dump began after the action and waited for the screen to go idle: only the rest of the wait
+            sleep(max(0.0, settle_s - (time.monotonic() - recent.started)))
             image, secure = self._frame()
-            self._paired = recent
+            self._paired = recent.xml
             self.stats.reused += 1
-            screen = Screen(image, recent, secure=secure)
+            screen = Screen(image, recent.xml, secure=secure)
             screen.tree_reused = True
             return self._keep(screen)
         result: dict[str, Any] = {}
@@ -142,11 +185,10 @@ class Capture:
         if last is not None and last.xml is not None and not secure and not last.secure and last.same_state(screen):
             screen.hierarchy = last.xml
         else:
-            xml = self._recent()
-            if xml is None:
+            recent = self._recent()
+            if recent is None:
                 return None
-            self._paired = xml
-            screen.hierarchy = xml
+            self._paired = screen.hierarchy = recent.xml
         screen.tree_reused = True
         self.stats.reused += 1
         return self._keep(screen)

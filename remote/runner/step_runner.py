@@ -64,6 +64,11 @@ class StepRunner:
         self.actor = Actor(tools)
         self.aimer = Aimer(tools, self.actor)
         self.navigator = Navigator(tools, self.aimer)
+        self.upcoming: StepPlan | None = None   # the plan's next step, when the task loop knows it
+
+    def _next_looks_at_the_tree(self) -> bool:
+        step = self.upcoming
+        return step is not None and (isinstance(step.args, BackToHome) or needs_tree(step))
 
     def capture(self, *, tree: bool = True) -> Screen:
         return self.tools.capture.screen(tree=tree)
@@ -176,6 +181,8 @@ class StepRunner:
             return None
         if self._timed(sr, "act", self.actor.launch, args) is None:
             return self.navigator.launch_from_launcher(args.name or "", sr)
+        if self._next_looks_at_the_tree():
+            self.tools.capture.prefetch()   # the app's first screen is dumped while the launch's wait runs
         self._wait(step, level, sr)
         sr.status = StepStatus.SUCCESS
         return None

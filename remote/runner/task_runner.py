@@ -259,6 +259,7 @@ class TaskRunner:
                 sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
                                 notes=[f"not checked (needs the screen after step {changed_by})"])
             else:
+                steps.upcoming = queue[0] if queue else None
                 sr, screen = steps.run(step, screen, result.model_usage)
                 if self.options.dry_run and not isinstance(step.args, Wait | Finish):
                     changed_by = step.step

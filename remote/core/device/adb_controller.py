@@ -25,7 +25,7 @@ from PIL import Image
 
 from remote.core.device import refusals, screen_state, states
 from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
-from remote.core.device.dump import DumpStats, UiDumper
+from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
 from remote.core.device.frames import FrameGrabber, LinkReport
 from remote.core.device.keys import KEYCODES, keycode
 from remote.core.device.rom import Rom, parse_getprop
@@ -180,10 +180,9 @@ class ADBController:
         """A fresh ``uiautomator dump`` of the active window, retried on its known errors (`dump.UiDumper`)."""
         return self.dumper.dump()
 
-    def recent_dump(self, max_age_s: float) -> str | None:
-        """The last dump, if nothing that can change the screen has run since and it is recent."""
-        record = self.dumper.recent(max_age_s, count=False)   # the caller counts what it reuses
-        return record.xml if record is not None else None
+    def recent_dump(self, max_age_s: float) -> DumpRecord | None:
+        """The last dump, if nothing that can change the screen has run since it began and it is recent."""
+        return self.dumper.recent(max_age_s, count=False)   # the caller counts what it reuses
 
     def dump_stats(self) -> DumpStats:
         return self.dumper.stats

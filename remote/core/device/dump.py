@@ -19,15 +19,18 @@ no XML          once more
 A dump that still fails raises `remote.errors.DumpFailed` (its ``kind`` and the ``holder``);
 callers degrade (the locator to screenshot tiers, a read-back to OCR).
 
-`UiDumper` also remembers the last good dump with the link's ``generation`` at
-that time: while no command that can change the screen has run since, a reader
-that needs only the field's text (typing's read-back before typing) reuses it.
+`UiDumper` also remembers the last good dump with the link's ``generation`` when
+it began: while no command that can change the screen has run since, a reader
+that needs only the field's text (typing's read-back before typing) reuses it. One
+dump runs at a time (a second UiAutomation client is refused: ``already registered``),
+so a dump started beside other work (`remote.runner.capture`) makes the next one wait.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -113,9 +116,10 @@ class DumpStats:
 @dataclass(frozen=True)
 class DumpRecord:
     xml: str
-    generation: int       # the link's screen-changing commands counted when the dump finished
+    generation: int       # the link's screen-changing commands counted when the dump began
     finished: float       # time.monotonic()
     number: int           # 1, 2, ... in this session
+    started: float = 0.0  # time.monotonic() when the attempt that gave it began
 
 
 class UiDumper:
@@ -129,17 +133,24 @@ class UiDumper:
         self.stats = DumpStats()
         self.last: DumpRecord | None = None
         self.holder = ""
+        self._one_at_a_time = threading.Lock()
 
     def dump(self) -> str:
         """A fresh dump of the active window; `DumpFailed` once the retries for its error are spent."""
+        with self._one_at_a_time:
+            return self._dump()
+
+    def _dump(self) -> str:
         compressed, tries = False, 0
         while True:
+            # counted before: a screen-changing command sent while it runs leaves a tree that may predate it
+            generation, started = self.link.generation, self.clock()
             out = self._once(compressed)
             kind = classify(out)
             if kind is None:
                 xml = out[out.find("<?xml"):]
                 self.stats.ok += 1
-                self.last = DumpRecord(xml, self.link.generation, self.clock(), self.stats.ok)
+                self.last = DumpRecord(xml, generation, self.clock(), self.stats.ok, started)
                 return xml
             self.stats.kinds[kind.value] = self.stats.kinds.get(kind.value, 0) + 1
             tries += 1

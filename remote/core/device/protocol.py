@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from PIL import Image
 
-from remote.core.device.dump import DumpStats
+from remote.core.device.dump import DumpRecord, DumpStats
 from remote.core.device.frames import LinkReport
 
 
@@ -58,7 +58,7 @@ class FrameSource(Protocol):
 class DumpReuse(Protocol):
     """A phone that remembers its last UI dump and knows whether anything that changes the screen ran since."""
 
-    def recent_dump(self, max_age_s: float) -> str | None: ...
+    def recent_dump(self, max_age_s: float) -> DumpRecord | None: ...
 
 
 @runtime_checkable
