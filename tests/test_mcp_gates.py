@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
 from mcp import Client
 
@@ -28,7 +27,7 @@ from remote.mcp.server import build_server
 from remote.mcp.session import Session, SessionOptions
 from remote.mcp.touch import touch_at
 from remote.sim import SimPhone, serve
-from tests.test_mcp_stdio import call, image_of, mcp_session, text_of
+from tests.test_mcp_stdio import call, elicitor, image_of, mcp_session, text_of
 
 REGISTRY = ModuleRegistry()
 TOUCHES = ("input tap", "input swipe", "input keyevent")
@@ -60,14 +59,7 @@ async def in_process(session: Session, answer: Answer | None = decline,
                      asked: list[str] | None = None) -> AsyncIterator[Client]:
     """The SDK's client on the server in process; ``answer`` plays the person (None: a client without
     elicitation)."""
-    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        if asked is not None:
-            asked.append(params.message)
-        content = answer(params.message) if answer is not None else None
-        return types.ElicitResult(action="accept", content=content) if content is not None \
-            else types.ElicitResult(action="decline")
-
-    kwargs: dict[str, Any] = {"elicitation_callback": elicit} if answer is not None else {}
+    kwargs: dict[str, Any] = {"elicitation_callback": elicitor(answer, asked)} if answer is not None else {}
     async with Client(build_server(session), mode="legacy", read_timeout_seconds=60, **kwargs) as client:
         yield client
 

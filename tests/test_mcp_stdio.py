@@ -41,17 +41,22 @@ def image_of(result: types.CallToolResult) -> Image.Image:
     return Image.open(io.BytesIO(base64.b64decode(data)))
 
 
-@asynccontextmanager
-async def mcp_session(args: list[str], tmp: Path, answer: Answer | None = None,
-                      asked: list[str] | None = None) -> AsyncIterator[Client]:
-    """A client on a fresh ``python -m remote mcp ARGS`` child; ``answer`` plays the person."""
+def elicitor(answer: Answer | None, asked: list[str] | None = None) -> Callable[..., Any]:
+    """An elicitation callback: ``answer`` plays the person (content to accept, None to decline)."""
     async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         if asked is not None:
             asked.append(params.message)
         content = answer(params.message) if answer is not None else None
         return types.ElicitResult(action="accept", content=content) if content is not None \
             else types.ElicitResult(action="decline")
+    return elicit
 
+
+@asynccontextmanager
+async def mcp_session(args: list[str], tmp: Path, answer: Answer | None = None,
+                      asked: list[str] | None = None) -> AsyncIterator[Client]:
+    """A client on a fresh ``python -m remote mcp ARGS`` child; ``answer`` plays the person."""
+    elicit = elicitor(answer, asked)
     env = {"ADBUTILS_ADB_PATH": "/bin/true", "PYTHONUNBUFFERED": "1"}
     params = StdioServerParameters(command=sys.executable, cwd=str(tmp), env=env,
                                    args=["-m", "remote", "mcp", "--runs-dir", str(tmp / "runs"),

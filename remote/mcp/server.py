@@ -148,7 +148,7 @@ def check_token(host: str, token: str | None) -> None:
     if not token:
         raise ConfigError(f"serving on {host} (not loopback) needs a bearer token", hint=hint)
     if len(token) < MIN_TOKEN_CHARS:
-        raise ConfigError(f"REMOTE_MCP_TOKEN is {len(token)} characters; serving on {host} (not loopback) needs "
+        raise ConfigError(f"REMOTE_MCP_TOKEN has only {len(token)} character(s); serving on {host} (not loopback) needs "
                           f"at least {MIN_TOKEN_CHARS}", hint=hint)
 
 
