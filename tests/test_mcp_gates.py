@@ -101,6 +101,7 @@ def test_the_touch_reaches_the_ad_drawn_over_the_row_and_a_button_is_judged_with
 # ---------------------------------------------------------------- item 8: over stdio, the person saying no
 
 
+@pytest.mark.slow
 def test_a_coordinate_act_on_a_red_packet_ad_is_judged_by_the_ad_and_never_reaches_the_phone(tmp_path):
     asked: list[str] = []
     server = serve(uiautomator_delay_ms=0, ad_popup=True)
