@@ -98,6 +98,19 @@ def test_the_touch_reaches_the_ad_drawn_over_the_row_and_a_button_is_judged_with
     assert row is not None and "红包" not in row.words and row.node.resource_id.endswith(":id/s4i")
 
 
+def test_the_pure_rules_keep_their_documented_examples():
+    import doctest
+
+    from remote.mcp import asking, keyrules, server, touch
+
+    for module in (touch, keyrules, server, asking):
+        failed, tried = doctest.testmod(module)
+        assert tried and not failed, module.__name__
+    assert keyrules.rule(999).kind is keyrules.KeyKind.UNKNOWN
+    assert {keyrules.rule(c).kind for c in (5, 6, 79)} == {keyrules.KeyKind.CALL}
+    assert all(keyrules.rule(c).kind is keyrules.KeyKind.APP for c in (27, 64, 176, 207, 219, 231, 289, 304))
+
+
 # ---------------------------------------------------------------- item 8: over stdio, the person saying no
 
 

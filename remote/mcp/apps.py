@@ -64,11 +64,10 @@ def open_url(session: Session, url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search(r"\s", url.strip()):
         raise ActionError(f"only http(s) URLs can be opened, not {url!r}",
                           hint="use open_app for apps; calls and messages are not opened from URLs")
-    session.device.open_url(url.strip())     # the app it opens in must be allowed too
+    with session.device.acting("open a URL", launches=True):    # the app it opens in must be allowed too
+        session.adb.open_url(url.strip())
     session.acted()
-    deadline.current().sleep(0.3)
     front = session.front().get("package", "")
-    session.device.after("open a URL", front)
     return f"opened {url.strip()} in {front or 'an unknown app'}"
 
 

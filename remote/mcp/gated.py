@@ -40,6 +40,7 @@ class GatedDevice:
 
     _ACTS = ("tap", "long_press", "swipe", "swipe_direction", "input_text", "clear_text", "press_back", "call",
              "open_url")
+    _CALLS = ("call",)      # a call the person confirmed brings up the in-call screen: that is its point
 
     def __init__(self, adb: Any, gate: AccessGate, on_act: Callable[[], None] | None = None,
                  confirm: Confirm | None = None, settle_s: float = 0.6) -> None:
@@ -57,7 +58,7 @@ class GatedDevice:
         attr = getattr(self._adb, name)
         if name in self._ACTS and callable(attr):
             def checked(*args: Any, **kwargs: Any) -> Any:
-                with self.acting(_doing(name)):
+                with self.acting(_doing(name), check_after=name not in self._CALLS):
                     return attr(*args, **kwargs)
             return checked
         return attr
@@ -76,30 +77,33 @@ class GatedDevice:
         return package
 
     @contextlib.contextmanager
-    def acting(self, doing: str, *, before: str | None = None, launches: bool = False) -> Iterator[str]:
+    def acting(self, doing: str, *, before: str | None = None, launches: bool = False,
+               check_after: bool = True) -> Iterator[str]:
         """Check the app in front, act (the ``with`` body), then check the app in front again."""
         package = self.check_front(doing) if before is None else before
         yield package
-        self.after(doing, package, launches=launches)
+        if check_after:
+            self.after(doing, package, launches=launches)
 
     def after(self, doing: str, before: str, *, launches: bool = False) -> None:
         """Raise `AccessDenied` (after leaving it with HOME) when the act brought an app not allowed to the front.
 
-        From the home screen (or with ``launches``) an app takes a moment to come up: wait up to
-        ``settle_s`` for the app in front to change before judging."""
+        An app takes a moment to come up, and between two windows none has the focus: from the home screen
+        (or with ``launches``) wait up to ``settle_s`` for the app in front to change, and always for one to
+        be known. When none is known by then, nothing is judged: the next act's check refuses it."""
+        waits = launches or before in LAUNCHERS
         front = self.front()
-        if launches or before in LAUNCHERS:
-            deadline = time.monotonic() + self.settle_s
-            while front == before and time.monotonic() < deadline:
-                time.sleep(0.1)
-                front = self.front()
-        if self._gate.allows(front):
+        until = time.monotonic() + self.settle_s
+        while (not front or (waits and front == before)) and time.monotonic() < until:
+            time.sleep(0.1)
+            front = self.front()
+        if not front or self._gate.allows(front):
             return
         self._adb.input_keyevent(HOME)
         now = self.front() or "nothing"
         granted = ", ".join(sorted(self._gate.allowed)) or "none yet"
-        raise AccessDenied(f"{doing} brought {front or 'an unknown app'} to the front, which is not in this "
-                           f"session's allowed apps ({granted}); pressed HOME to leave it ({now} is in front now)",
+        raise AccessDenied(f"{doing} brought {front} to the front, which is not in this session's allowed apps "
+                           f"({granted}); pressed HOME to leave it ({now} is in front now)",
                            hint=f"call request_access(apps=[\"{front}\"]) first if the person wants the agent there")
 
     # ------------------------------------------------------------------ acts with their own rules
@@ -127,7 +131,7 @@ class GatedDevice:
             return str(self._adb.shell(["input", "keyevent", *[str(HOME)] * times]))
         key = rule(code)
         doing = f"press KEYCODE_{key.name}" if not key.name.isdigit() else f"press key {code}"
-        with self.acting(doing, launches=key.kind is KeyKind.APP) as _front:
+        with self.acting(doing, launches=key.kind is KeyKind.APP, check_after=key.kind is not KeyKind.CALL):
             self.allow_key(key)
             return str(self._adb.shell(["input", "keyevent", *[str(code)] * times]))
 
