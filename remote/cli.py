@@ -23,9 +23,10 @@ from remote import __version__
 from remote.cli_values import non_negative_int, port, port_or_zero, positive_float, positive_int, task_text
 from remote.errors import ExitCode, RemoteError
 
-EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay),
-2 environment, configuration or usage (no device, no model configured, bad file or argument),
-130 aborted (Ctrl-C)"""
+EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay,
+`modules check` found a problem), 2 environment, configuration or usage (no device, no model configured or
+reachable where one is needed, a bad file or argument), 130 aborted (Ctrl-C), 141 stdout closed early (| head)"""
+MODEL_COMMANDS = ("run", "batch", "submit", "schedule", "worker", "mcp", "flow", "verify")
 STRATEGIES = ["opencv_first", "opencv_only", "ai_only"]
 
 
@@ -104,6 +105,16 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help="allow sensitive steps (calls, payments, deep links, deletions) without asking")
     p.add_argument("--json", action="store_true", help="print the run summary as one JSON object on stdout")
     p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run records go")
+    add_learn_args(p)
+
+
+def add_learn_args(p: argparse.ArgumentParser) -> None:
+    """Learning (docs/learning.md): where learned tasks live, and switching it off."""
+    p.add_argument("--learned-dir", metavar="DIR", default=None,
+                   help="where learned tasks are kept and looked for (default: REMOTE_LEARNED_DIR, else "
+                        "~/.local/share/remote/learned)")
+    p.add_argument("--no-learn", action="store_true",
+                   help="write nothing learned: no new learned task from a model's success, no replay counts")
 
 
 def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -115,6 +126,17 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--adb-port", metavar="PORT", type=port, default=None,
                    help="adb server port (default: ANDROID_ADB_SERVER_PORT or 5037)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = _command(sub, "doctor", "check a phone before running tasks: one line per check, what to switch on for each ✗",
+                 """\
+  remote doctor                          # the only connected phone
+  remote doctor --device R58M123 --json
+  remote doctor --device sim --scenario miui-switch-off.yaml""",
+                 description="Check a phone (docs/devices.md): its state on the adb server, Android, ROM, whether "
+                             "taps and keyboard switching are allowed, ADBKeyboard's build and state; for each ✗ the "
+                             "exact steps on that phone's ROM. Exit status 0 when the phone is ready.")
+    add_device_args(p)
+    p.add_argument("--json", action="store_true", help="print the checks as one JSON object")
 
     p = _command(sub, "screenshot", "save the phone's screen to a PNG file", """\
   remote screenshot -o screen.png
@@ -161,7 +183,7 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
   remote capture-ref wechat_search --module wechat --bbox 930,120,1040,230 --device sim""")
     p.add_argument("name", help="the reference's name: letters, digits, _ and - (saved as images/NAME.png)")
     p.add_argument("--module", required=True, metavar="NAME",
-                   help="module folder under remote/apps/ (create it with a config.yaml first)")
+                   help="the module: shipped, or a folder in REMOTE_MODULES (create it with a config.yaml first)")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--bbox", metavar="x1,y1,x2,y2", help="the box to crop, in screen pixels")
     group.add_argument("--text", metavar="文本", help="crop the element that shows this text")
@@ -233,9 +255,17 @@ def _module_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = _command(sub, "modules", "list app modules and their task templates; check them; review learned images", """\
   remote modules                 # every module and its templates
   remote modules check           # validate every YAML key, slot, image and alias (file:line)
-  remote modules learned         # reference variants the vision model taught""")
-    p.add_argument("action", nargs="?", choices=["list", "check", "learned"], default="list",
-                   help="list the modules; check them (exit 1 on a problem); list learned images")
+  remote modules learned         # learned tasks (replays, heals, trusted) and learned reference images
+  remote modules promote learned_1f2e3d4c             # trust a learned task now
+  remote modules adopt learned_1f2e3d4c --module wechat   # move it into a module's tasks.yaml""")
+    p.add_argument("action", nargs="?", choices=["list", "check", "learned", "promote", "forget", "adopt"],
+                   default="list",
+                   help="list the modules; check them (exit 1 on a problem); list learned tasks and images; "
+                        "promote, forget or adopt a learned task (docs/learning.md)")
+    p.add_argument("name", nargs="?", default=None, help="the learned task (promote, forget, adopt)")
+    p.add_argument("--module", metavar="NAME", default=None, help="adopt: the module that takes the learned task")
+    p.add_argument("--learned-dir", metavar="DIR", default=None,
+                   help="the learned tasks' folder (default: REMOTE_LEARNED_DIR, else ~/.local/share/remote/learned)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -357,27 +387,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     from remote.commands import _terminal
 
     _terminal.install(logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING)
+    _terminal.honour_sigint()
     try:
+        if args.command in MODEL_COMMANDS:
+            _terminal.warn_model_config()
         command = importlib.import_module(f"remote.commands.{args.command.replace('-', '_')}")
         return int(command.run(args))
     except KeyboardInterrupt:
         _terminal.error("interrupted")
-        return ExitCode.ABORTED
+        return _terminal.error_json(args, "interrupted", "", ExitCode.ABORTED, "KeyboardInterrupt")
     except RemoteError as exc:
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: {exc.message}" + (f"\n  what to do: {exc.hint}" if exc.hint else ""))
-        return exc.exit_code
+        return _terminal.error_json(args, exc.message, exc.hint, exc.exit_code, type(exc).__name__)
     except OSError as exc:  # files named on the command line, a runs folder that cannot be written
+        if isinstance(exc, BrokenPipeError) and _terminal.stdout_gone():
+            return _terminal.leave_closed_stdout()   # `remote modules | head -3`: nobody reads on, say nothing
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: {exc}")
-        return ExitCode.ENVIRONMENT
+        return _terminal.error_json(args, str(exc), "", ExitCode.ENVIRONMENT, type(exc).__name__)
     except Exception as exc:  # a bug of ours: say so plainly, the record (if any) is already written
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: internal error ({type(exc).__name__}: {exc}); please report it with --debug")
-        return ExitCode.FAILED
+        return _terminal.error_json(args, f"internal error ({type(exc).__name__}: {exc})", "",
+                                    ExitCode.FAILED, type(exc).__name__)
 
 
 if __name__ == "__main__":  # pragma: no cover

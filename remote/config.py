@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from remote.errors import ConfigError, ModelNotConfigured
+from remote.errors import ConfigError, ModelNotConfigured, did_you_mean
 
 COORD_MODES = ("norm1000", "norm999", "pixel", "fraction", "auto")
 BOX_ORDERS = ("xyxy", "yxyx")
@@ -85,6 +85,7 @@ class LLMConfig:
     box_order: str = "xyxy"
     key_env: str = "CUSTOM_LLM_API_KEY"
     needs_key: bool = True
+    problem: str = ""            # why no call can be made, said when one is needed (an unknown LLM_PROVIDER)
 
     def __post_init__(self) -> None:
         if self.coord_mode not in COORD_MODES:
@@ -104,10 +105,12 @@ class LLMConfig:
     @property
     def configured(self) -> bool:
         """True when a call could be made: a URL, a model, and a key where one is needed."""
-        return bool(self.base_url and self.model and (self.api_key or not self.needs_key))
+        return bool(self.base_url and self.model and (self.api_key or not self.needs_key) and not self.problem)
 
     def require(self) -> LLMConfig:
         """Return self, or raise `ModelNotConfigured` naming the variable to set."""
+        if self.problem:
+            raise ModelNotConfigured(self.problem, hint=f"LLM_PROVIDER is one of: custom, {', '.join(PRESETS)}")
         if not self.base_url:
             raise ModelNotConfigured("no model is configured",
                                      hint="set LLM_PROVIDER (openai, openrouter, qwen, zhipu, deepseek, local) "
@@ -157,9 +160,9 @@ class LLMConfig:
                                 needs_key=_env_bool(env, "CUSTOM_LLM_NEEDS_KEY", True))
         else:
             preset = PRESETS.get(provider)
-            if preset is None:
-                raise ConfigError(f"unknown LLM_PROVIDER {provider!r}",
-                                  hint=f"use one of: custom, {', '.join(PRESETS)}")
+            if preset is None:   # said when a model is needed: a typo here must not stop template-only tasks
+                return cls(provider=provider, problem=f"unknown LLM_PROVIDER {provider!r} "
+                           f"({did_you_mean(provider, ['custom', *PRESETS], 'providers')})")
             base_url = env.get("LOCAL_LLM_BASE_URL", "") if provider == "local" else ""
             config = get_preset_config(provider, api_key=env.get(preset.key_env, ""),
                                        **({"base_url": base_url} if base_url else {}))
@@ -202,7 +205,9 @@ def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMC
 @dataclass(frozen=True)
 class Settings:
     """Device-side settings: ADB_PATH, ADB_SERIAL, OPERATION_DELAY (seconds after each action), and
-    REMOTE_MODULES: folders of app modules besides the shipped ones (separated like PATH)."""
+    REMOTE_MODULES: folders of app modules besides the shipped ones (separated like PATH), REMOTE_LEARNED_DIR:
+    where learned tasks go (default ``$XDG_DATA_HOME/remote/learned``, i.e. ``~/.local/share/remote/learned``),
+    REMOTE_LEARN_TRUST_AFTER: clean replays before a learned task is trusted (default 2)."""
 
     adb_path: str = ""
     adb_serial: str = ""
@@ -210,6 +215,8 @@ class Settings:
     adb_host: str = "127.0.0.1"
     adb_port: int = 5037
     module_dirs: tuple[Path, ...] = ()
+    learned_dir: Path | None = None        # from_env fills it in
+    learn_trust_after: int = 2
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv_path: str | Path | None = None) -> Settings:
@@ -217,12 +224,17 @@ class Settings:
         try:
             delay = float(env.get("OPERATION_DELAY") or 0)
             port = int(env.get("ANDROID_ADB_SERVER_PORT") or 5037)
+            trust = int(env.get("REMOTE_LEARN_TRUST_AFTER") or 2)
         except ValueError as exc:
-            raise ConfigError(f"OPERATION_DELAY / ANDROID_ADB_SERVER_PORT must be numbers ({exc})") from exc
+            raise ConfigError("OPERATION_DELAY / ANDROID_ADB_SERVER_PORT / REMOTE_LEARN_TRUST_AFTER must be numbers "
+                              f"({exc})") from exc
+        data_home = Path(env.get("XDG_DATA_HOME") or "~/.local/share").expanduser()
+        learned = Path(env["REMOTE_LEARNED_DIR"]).expanduser() if env.get("REMOTE_LEARNED_DIR") \
+            else data_home / "remote" / "learned"
         dirs = tuple(Path(d).expanduser() for d in (env.get("REMOTE_MODULES") or "").split(os.pathsep) if d.strip())
         return cls(module_dirs=dirs, adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
                    operation_delay=max(0.0, delay), adb_host=env.get("ANDROID_ADB_SERVER_HOST") or "127.0.0.1",
-                   adb_port=port)
+                   adb_port=port, learned_dir=learned, learn_trust_after=max(1, trust))
 
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")

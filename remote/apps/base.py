@@ -96,20 +96,32 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     Matched against :func:`normalize_task` text, where a space is at most one
     character: literal characters allow one optional space between them, and no
     two quantifiers compete for the same run of spaces, so a match costs at most
-    the task's length times the pattern's for each slot.
+    the task's length times the pattern's for each slot. Where the pattern puts a
+    space between a slot and a Latin word (``send {message} to {contact}``), the
+    word must stand alone: "tomorrow" does not end a message at its "to".
     """
     parts = _SLOT.split(pattern)
     rx = ""
     slots = parts[1::2]
     for i, part in enumerate(parts):
         if i % 2 == 0:
-            rx += " ?".join(re.escape(ch) for ch in part.replace(" ", ""))
+            word = part.replace(" ", "")
+            rx += (_ALONE_BEFORE if i > 0 and part.startswith(" ") and _latin(word[:1]) else "") \
+                + " ?".join(re.escape(ch) for ch in word) \
+                + (_ALONE_AFTER if i < len(parts) - 1 and part.endswith(" ") and _latin(word[-1:]) else "")
         else:
             last = i == len(parts) - 2 and parts[-1] == ""
             rx += rf" ?(?P<{part}>.+) ?" if last else rf" ?(?P<{part}>.+?) ?"
     if len(set(slots)) != len(slots):
         raise ValueError(f"slot repeated in pattern {pattern!r}")
     return re.compile(rx, re.IGNORECASE | re.DOTALL)
+
+
+_ALONE_BEFORE, _ALONE_AFTER = r"(?<![a-z0-9])", r"(?![a-z0-9])"   # the pattern is compiled IGNORECASE
+
+
+def _latin(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
 
 
 def fill_slots(value: Any, slots: dict[str, str]) -> Any:
@@ -156,8 +168,8 @@ class AppModule:
 def _read(c: Checker) -> Any:
     try:
         return load_yaml(c.path)
-    except ConfigError as exc:
-        c.add(exc.line, exc.message, exc.hint)
+    except ConfigError as exc:   # the Problem shows the file and line: the reason alone, not them twice
+        c.add(exc.line, exc.reason, exc.hint)
         return None
 
 
@@ -233,15 +245,17 @@ def _as_list(value: Any) -> list[Any]:
     return [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
 
 
-def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...]) -> list[TaskTemplate]:
-    data = _read(c)
+def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...], data: Any = None,
+                    top_keys: tuple[str, ...] = ("tasks",)) -> list[TaskTemplate]:
+    """The templates of a tasks.yaml (read here, or ``data`` already read: a learned task's file)."""
+    data = _read(c) if data is None else data
     if data is None:
         return []
     raw_tasks = data.get("tasks") if isinstance(data, dict) else None
     if not isinstance(raw_tasks, list):
-        c.add(line_of(data, 1), "tasks.yaml needs a 'tasks:' list")
+        c.add(line_of(data, 1), f"{c.path.name} needs a 'tasks:' list")
         return []
-    c.keys(data, ("tasks",), "tasks.yaml")
+    c.keys(data, top_keys, c.path.name)
     out = []
     for raw in raw_tasks:
         template = _load_template(c, raw, module_failures)
@@ -344,16 +358,18 @@ class DefaultHandler(AppHandler):
     """The handler of modules without handler.py: templates only."""
 
 
-def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str]) -> TaskPlan:
+def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str], *,
+               source: str = "template", where: Path | None = None) -> TaskPlan:
+    """The plan of ``template`` with its slots filled; ``source`` "learned" for a learned task (``where``: its file)."""
     steps = []
-    where = str(module.path / "tasks.yaml")
+    where_text = str(where or module.path / "tasks.yaml")
     for i, raw in enumerate(template.steps, start=1):
         problems: list[str] = []
         unfilled = parse_step(copy.deepcopy(dict(raw)), i, source="template", problems=problems, repairs=[])
-        step = parse_step(fill_slots(copy.deepcopy(dict(raw)), slots), i, source="template", problems=problems,
+        step = parse_step(fill_slots(copy.deepcopy(dict(raw)), slots), i, source=source, problems=problems,
                           repairs=[])
         if step is None or unfilled is None or problems:  # a slot's value made a bad step (a number, a URL)
-            raise ConfigError(f"task {template.name}: " + "; ".join(problems), path=where, line=line_of(raw))
+            raise ConfigError(f"task {template.name}: " + "; ".join(problems), path=where_text, line=line_of(raw))
         # Sensitivity is decided on the module's own words and on what the filled step does (a call, a
         # deep link), never on the words of the user's slots (a message that mentions 删除 deletes nothing).
         reason = ("declared sensitive" if raw.get("sensitive") else "") or \
@@ -363,9 +379,9 @@ def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str])
     try:
         check = parse_success_check(fill_slots(dict(template.success_check), slots))
     except ArgsError as exc:
-        raise ConfigError(f"task {template.name}: " + "; ".join(exc.problems), path=where,
+        raise ConfigError(f"task {template.name}: " + "; ".join(exc.problems), path=where_text,
                           line=template.line) from exc
     failures = tuple(FailureScreen(says=fill_slots(f["says"], slots), text=fill_slots(f.get("text"), slots),
                                    target=fill_slots(f.get("target"), slots)) for f in template.failures)
     return TaskPlan(analysis={"template": template.name, "slots": slots, "description": template.description},
-                    steps=steps, source="template", module=module.name, success_check=check, failures=failures)
+                    steps=steps, source=source, module=module.name, success_check=check, failures=failures)

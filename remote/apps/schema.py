@@ -9,7 +9,6 @@ task's patterns, and every declared slot should be used.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +16,14 @@ from typing import Any
 
 from remote.core.plan.actions import ActionName
 from remote.core.plan.checks import KEYS as CHECK_KEYS
+from remote.errors import did_you_mean
 from remote.yamlfile import line_of, line_of_key
 
 CONFIG_KEYS = ("name", "display_name", "package", "keywords", "home_ref", "sensitive", "fixed_points", "default",
                "description", "stable_ids", "failures")
 TASK_KEYS = ("name", "description", "patterns", "slots", "steps", "success_check", "failures")
 STEP_KEYS = ("step", "action", "target_ref", "target", "target_type", "description", "params", "verify_ref",
-             "success_condition", "fallback", "timeout", "retry", "wait_before", "wait_after", "sensitive")
+             "success_condition", "fallback", "timeout", "retry", "wait_before", "wait_after", "sensitive", "anchors")
 FAILURE_KEYS = ("text", "target", "says")
 PARAM_KEYS: dict[ActionName, tuple[str, ...]] = {
     ActionName.TAP: ("toggle", "stay_in_app"),
@@ -57,11 +57,6 @@ class Problem:
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
         kind = "warning: " if self.warning else ""
         return f"{where}: {kind}{self.message}" + (f" ({self.hint})" if self.hint else "")
-
-
-def did_you_mean(word: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
 
 
 class Checker:

@@ -119,12 +119,13 @@ class FailureReason(enum.StrEnum):
     DEVICE = "device"                     # the phone or the ADB link broke
     CONFIG = "config"                     # no model configured, bad configuration
     MODEL = "model"                       # a model call failed
+    MODEL_UNREACHABLE = "model_unreachable"   # no connection to the model's server (the environment's failure)
     INTERNAL = "internal"                 # a bug of ours
 
     @property
     def environment(self) -> bool:
         """The environment failed, not the task (exit status 2)."""
-        return self in (FailureReason.DEVICE, FailureReason.CONFIG)
+        return self in (FailureReason.DEVICE, FailureReason.CONFIG, FailureReason.MODEL_UNREACHABLE)
 
 
 def _transient() -> Any:
@@ -332,6 +333,14 @@ class TaskResult:
     error_type: str = ""         # the exception class that ended the task, e.g. DeviceDisconnected
     failure: FailureReason | None = None
     final_check: FinalCheckResult | None = None
+    learning: dict[str, Any] = field(default_factory=dict)   # a learned task replayed, or one learned from this run
+
+    @property
+    def plan_source(self) -> str | None:
+        """Where the plan came from: ``template``, ``learned`` or ``model`` (a replan is the model's too)."""
+        if self.plan is None:
+            return None
+        return "model" if self.plan.source == "replan" else self.plan.source
 
     @property
     def exit_code(self) -> int:

@@ -79,14 +79,16 @@ def type_text(session: Session, asker: Asker, text: str, *, x: float | None = No
         session.device.tap(*target.point)
         session.acted()
         notes.append(f"tapped the field {target.describe(session.shot)}" + (f"; {sensitive}" if sensitive else ""))
-    how = "ADBKeyboard" if session.adb.has_adbkeyboard() else "input text"
     try:
         ok = session.device.input_text(text, clear=clear, verify=verify)
         session.acted()
-        check = "; the field reads back as typed" if verify else ""
-        if verify and not ok:
-            check = _unread(session)
-        notes.append(f"typed {len(text)} characters via {how}{check}")
+        route = session.adb.typer.last_route
+        how = route.value if route is not None else "input text"
+        if verify:   # only a read-back says "typed"; without one the text was sent, not seen
+            notes.append(f"typed {len(text)} characters via {how}"
+                         + ("; the field reads back as typed" if ok else _unread(session)))
+        else:
+            notes.append(f"sent {len(text)} characters via {how} (not verified: the field was not read back)")
         if submit:
             session.device.press_key(KEY_NAMES["enter"])
             session.acted()

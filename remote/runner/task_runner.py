@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
+from remote.apps.near import did_you_mean
 from remote.core.device.protocol import Device
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
@@ -45,11 +46,14 @@ from remote.errors import (
     DeviceError,
     LocateError,
     ModelError,
+    ModelNotConfigured,
+    ModelUnreachable,
     RemoteError,
     TaskError,
 )
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
+from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
 from remote.runner.step_runner import StepRunner
@@ -88,7 +92,8 @@ class StepCapReached(TaskError):
 ERROR_REASONS: tuple[tuple[type[BaseException], FailureReason], ...] = (
     (BudgetExceeded, FailureReason.BUDGET), (TimeCapReached, FailureReason.TIME_CAP),
     (AppMissing, FailureReason.APP_MISSING), (PlanError, FailureReason.INVALID_PLAN),
-    (ConfigError, FailureReason.CONFIG), (DeviceError, FailureReason.DEVICE), (ModelError, FailureReason.MODEL),
+    (ConfigError, FailureReason.CONFIG), (DeviceError, FailureReason.DEVICE), (ModelUnreachable, FailureReason.MODEL_UNREACHABLE),
+    (ModelError, FailureReason.MODEL),
     (StepCapReached, FailureReason.STEP_CAP), (LocateError, FailureReason.NOT_FOUND),
     (RemoteError, FailureReason.INVALID_PLAN))
 
@@ -98,8 +103,10 @@ class TaskRunner:
 
     def __init__(self, device: Device, models: ModelSource, registry: ModuleRegistry, *, limits: Limits = Limits(),
                  options: RunOptions = RunOptions(), person: Person | None = None, listener: Listener | None = None,
-                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None) -> None:
+                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None,
+                 learner: Learner | None = None) -> None:
         self.device, self.models, self.registry = device, models, registry
+        self.learner = learner or Learner(None)
         self.limits, self.options = limits, options
         self.person = person or NoPerson()
         self.listener = listener or QuietListener()
@@ -138,18 +145,33 @@ class TaskRunner:
             else self.registry.route(task)
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
+        for problem in self.registry.load_warnings:
+            self.listener.on_note(str(problem))
+        learned = None if self.options.dry_run else self.learner.match(task, self.registry, module)
+        if learned is not None and (not self.options.module or learned[0].name == self.options.module):
+            module = learned[0]
+        else:
+            learned = None
         result.module, meta["route_score"] = module.name, score
         # The routed module's images first; the others' too, since a model plan may cross apps.
         assets = AssetsManager(self.options.assets_dir,
                                module_dirs=[module.path, *[m.path for m in self.registry.modules.values()
-                                                           if m is not module]])
+                                                           if m is not module], *self.learner.folders])
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
-        plan = self._plan(task, module, models, steps)
+        plan = self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps)
         result.plan = plan
         self.listener.on_plan(plan)
-        self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
+        try:
+            self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
+        finally:
+            learning = self.learner.finish(task, result, tools.locator, self.registry, stable_ids=module.stable_ids,
+                                           record_dir=recorder.dir if recorder is not None else None,
+                                           extra={"screen": list(self.device.window_size()), "app": module.package,
+                                                  "seconds": round(self.clock.elapsed(), 2)})
+            if learning:
+                meta["learning"] = result.learning = learning
 
     def _tools(self, module: AppModule, models: Models, assets: AssetsManager) -> StepTools:
         locator = HybridLocator(self.device, assets=assets, vision=models.vision, strategy=self.options.strategy,
@@ -165,13 +187,17 @@ class TaskRunner:
         plan = self.registry.handler(module).plan(task)
         if plan is not None:
             return plan
+        near = did_you_mean(self.registry.near_misses(task))
         if models.planner is None:
-            if not self.models.configured:
-                raise ConfigError(f"no task template of module {module.name!r} fits {task!r} and no model is "
-                                  "configured to plan it",
-                                  hint="see `python -m remote modules` for the templates, or set LLM_PROVIDER and "
-                                       "its key (README: With a model)")
-            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls")
+            missing = self.models.why_not()
+            if missing is not None:
+                raise ModelNotConfigured(f"no task template of module {module.name!r} fits {task!r}"
+                                         + (f"; {near}" if near else ".") + f" No model can plan it: {missing.message}",
+                                         hint=f"{missing.hint}; or see `python -m remote modules` for the templates")
+            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls"
+                              + (f"; {near}" if near else ""))
+        if near:   # the model plans it; the person still hears which template was meant, nothing is routed to it
+            self.listener.on_note(f"no template fits; {near}")
         screen = steps.capture()
         plan = models.planner.plan(task, screen.pil, history=None, module=module, hierarchy=self._text_tree(screen))
         plan.module = module.name
@@ -199,9 +225,11 @@ class TaskRunner:
         executed: list[StepResult] = []
         check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
         changed_by = 0   # --dry-run: the first step after which the screen is unknown
+        index = {id(s): s.step for s in plan.steps} if plan.source == "learned" else {}
         while queue:
             self._check_limits(len(result.step_results))
-            step = replace(queue.popleft(), step=len(result.step_results) + 1)
+            step_plan = queue.popleft()
+            step = replace(step_plan, step=len(result.step_results) + 1)
             self.listener.on_step_start(step, len(result.step_results) + len(queue) + 1)
             if changed_by:
                 sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
@@ -211,22 +239,33 @@ class TaskRunner:
                 if self.options.dry_run and not isinstance(step.args, Wait | Finish):
                     changed_by = step.step
             result.step_results.append(sr)
-            if recorder is not None:
-                recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
-            self.listener.on_step_end(sr)
+            self._record(sr, recorder)
+            learned_index = index.get(id(step_plan))
+            if learned_index is not None:
+                self.learner.after_step(learned_index, step_plan, sr, steps.tools.locator)
             if sr.status is not StepStatus.FAILED or self.options.dry_run:
                 executed.append(sr)
                 continue
             current = steps.capture()
+            healed = None if learned_index is None else \
+                self.learner.heal(learned_index, step_plan, sr, current, models.vision, steps.tools.locator)
+            if healed is not None and learned_index is not None:
+                index[id(healed)] = learned_index
+                queue.appendleft(healed)
+                screen = current
+                continue
             if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(checker, failures, current, result):
                 return
             if sr.abort or models.planner is None or replans >= self.limits.max_replans:
                 stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
+                learned = " (a learned task; with a model configured it is healed or handed over to the planner)" \
+                    if learned_index is not None and models.planner is None and not sr.abort else ""
                 self._end(result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED,
                           sr.failure or FailureReason.INTERNAL,
-                          f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}")
+                          f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}{learned}")
                 return
             replans += 1
+            self.learner.handed_over()
             new_plan = self._marked(models.planner.replan(task, current.pil, sr.step, sr.error_message, executed,
                                                           module=module, hierarchy=self._text_tree(current)), module)
             plan.analysis.setdefault("replans", []).append(
@@ -270,6 +309,11 @@ class TaskRunner:
         self.clock.check()
         if done >= self.limits.max_steps:
             raise StepCapReached(f"step cap reached ({self.limits.max_steps} steps)", hint="raise --max-steps")
+
+    def _record(self, sr: StepResult, recorder: RunRecorder | None) -> None:
+        if recorder is not None:
+            recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
+        self.listener.on_step_end(sr)
 
     # ------------------------------------------------------------------ outcomes
     @staticmethod

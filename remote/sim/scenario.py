@@ -14,7 +14,14 @@ every key is optional::
     uiautomator_delay_ms: 300
     contacts: [张三, 李四, 王五, 文件传输助手]
     versions: {wechat: "8.0.47"}   # an app's simulated release (remote.sim.versions), or random
-    rom: aosp                      # aosp | miui: Settings layout and the launcher
+    rom: aosp                      # aosp | miui | hyperos | coloros | originos | emui | oneui (remote.sim.roms)
+    android: 13                    # the Android release: 10 ... 16
+    input_refused: false           # `input` answers the INJECT_EVENTS SecurityException (a ROM switch off)
+    ime_refused: false             # `ime` answers the WRITE_SECURE_SETTINGS SecurityException
+    adbkeyboard_build: v2.5-dev    # v2.5-dev | v2.4-dev | root-2023 (ADBKeyboard's receiver: fixed, late, late)
+    keyboard: latin                # latin | adbkeyboard: the keyboard chosen on the phone at start
+    device_state: device           # device | unauthorized | offline | no permissions (the adb server's list)
+    device_state_polls: null       # the state turns to `device` after this many device-list reads
     trace: null                    # a DroidBot output folder: serve that recording instead (the trace phone)
     trace_start: null              # its state to start in (state_str, a unique prefix, or a capture tag)
 
@@ -34,12 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from remote.errors import ConfigError
+from remote.errors import ConfigError, did_you_mean
+from remote.sim import roms
 from remote.sim.versions import check_versions
-from remote.yamlfile import load_yaml
+from remote.yamlfile import line_of_key, load_yaml
 
 DEFAULT_CONTACTS = ("张三", "李四", "王五", "文件传输助手")
-ROMS = ("aosp", "miui")
+ROMS = roms.ROMS
 _RESOLUTION = re.compile(r"^\s*(\d{3,4})\s*[xX×*]\s*(\d{3,4})\s*$")
 
 
@@ -57,6 +65,13 @@ class Scenario:
     contacts: tuple[str, ...] = field(default=DEFAULT_CONTACTS)
     versions: Mapping[str, str] = field(default_factory=dict)
     rom: str = "aosp"
+    android: int = 13
+    input_refused: bool = False
+    ime_refused: bool = False
+    adbkeyboard_build: str = "v2.5-dev"
+    keyboard: str = "latin"
+    device_state: str = "device"
+    device_state_polls: int | None = None
     trace: str | None = None
     trace_start: str | None = None
 
@@ -84,8 +99,7 @@ class Scenario:
             object.__setattr__(self, "versions", check_versions(self.versions))
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
-        if self.rom not in ROMS:
-            raise ConfigError(f"rom must be one of {', '.join(ROMS)}, not {self.rom!r}")
+        roms.check(self)
         for name in ("trace", "trace_start"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, str | Path | int)
@@ -107,25 +121,43 @@ class Scenario:
             raise ConfigError(f"resolution {self.resolution!r} is not a portrait phone screen")
         return width, height
 
+    @property
+    def layout(self) -> str:
+        """The Settings/launcher layout the apps draw: ``miui`` for MIUI and HyperOS, else ``aosp``."""
+        return roms.LAYOUTS[self.rom]
+
+    @property
+    def sdk(self) -> int:
+        return roms.ANDROID_SDK[self.android]
+
     def replace(self, **changes: Any) -> Scenario:
         return dataclasses.replace(self, **changes)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, path: str | None = None) -> Scenario:
+        source = data
         data = dict(data or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown scenario key(s): {', '.join(map(str, unknown))}", path=path,
-                              hint=f"known keys: {', '.join(sorted(known))}")
+        known = [f.name for f in dataclasses.fields(cls)]
         if "contacts" in data and isinstance(data["contacts"], list):
             data["contacts"] = tuple(data["contacts"])
         try:
+            if not set(data) - set(known):
+                return cls(**data)
+        except ConfigError:
+            pass   # find every bad value below, not only the first
+        problems = [ConfigError(f"unknown scenario key {str(key)[:40]!r}", path=path, line=line_of_key(source, key),
+                                hint=did_you_mean(str(key), sorted(known))) for key in data if key not in known]
+        good: dict[str, Any] = {}
+        for key in (k for k in known if k in data):   # in field order: trace is checked before trace_start
+            try:
+                cls(**good, **{key: data[key]})
+                good[key] = data[key]
+            except ConfigError as exc:
+                problems.append(ConfigError(exc.reason, path=exc.path or path, line=line_of_key(source, key),
+                                            hint=exc.hint))
+        if not problems:   # each value is fine alone, together they are not: the combined error says why
             return cls(**data)
-        except ConfigError as exc:
-            if path and not exc.path:
-                raise ConfigError(exc.message, path=path, hint=exc.hint) from exc
-            raise
+        raise ConfigError.several(problems, "scenario")
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:

@@ -62,7 +62,8 @@ class StepPlan:
     sensitive: bool = False      # ask for confirmation before acting
     sensitive_reason: str = ""   # why (what the step does, or the word that matched)
     alternatives: tuple[str, ...] = ()   # more target_refs, tried in order after target_ref
-    source: str = "template"     # who wrote the step: "template" | "model" | "replan"
+    source: str = "template"     # who wrote the step: "template" | "model" | "replan" | "learned"
+    anchors: tuple[str, ...] = ()   # what the screen shows when the step is on the right screen (learned steps)
     args: Args = field(default=None, repr=False, compare=False, metadata={"transient": True})  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
