@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from remote.core.record.report import annotate
+from remote.core.safe_files import write_atomic
 from remote.errors import ActionError, LocateError
 from remote.mcp.aim import aim_target
 from remote.mcp.asking import TEACH_CHARS, Asker, TeachNext, bounded
@@ -64,7 +65,7 @@ def prepare(session: Session, text: str, target: str | None = None) -> Lesson:
             where = f"Where: {target} is not on the screen now ({exc.message})"
     jpeg, _size = encode_jpeg(annotate(image, bbox, point), session.max_side)
     path = session.work_dir() / f"teach-{key}.jpg"
-    path.write_bytes(jpeg)
+    write_atomic(path, jpeg, private=True)   # a symlink planted at the name is replaced, never followed
     return Lesson(key, text.strip(), where, jpeg, path)
 
 
