@@ -138,17 +138,17 @@ def parse_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def check_token(host: str, token: str | None) -> None:
-    """Raise `ConfigError` when ``host`` is not loopback and the token is missing or shorter than
-    `MIN_TOKEN_CHARS`."""
+def check_token(host: str, token: str | None, *, env: str = "REMOTE_MCP_TOKEN", serving: str = "serving",
+                needs: str = "a bearer token", then: str = "clients send 'Authorization: Bearer <token>'") -> None:
+    """Raise `ConfigError` when ``host`` is not loopback and the token (from ``env``) is missing or shorter
+    than `MIN_TOKEN_CHARS`. The studio's guard asks the same, in its own words."""
     if is_loopback(host):
         return
-    hint = ("set REMOTE_MCP_TOKEN to a long random secret (e.g. `openssl rand -hex 24`); clients send "
-            "'Authorization: Bearer <token>'")
+    hint = f"set {env} to a long random secret (e.g. `openssl rand -hex 24`); {then}"
     if not token:
-        raise ConfigError(f"serving on {host} (not loopback) needs a bearer token", hint=hint)
+        raise ConfigError(f"{serving} on {host} (not loopback) needs {needs}", hint=hint)
     if len(token) < MIN_TOKEN_CHARS:
-        raise ConfigError(f"REMOTE_MCP_TOKEN has only {len(token)} character(s); serving on {host} (not loopback) needs "
+        raise ConfigError(f"{env} has only {len(token)} character(s); {serving} on {host} (not loopback) needs "
                           f"at least {MIN_TOKEN_CHARS}", hint=hint)
 
 
