@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from remote.errors import DeviceError, RemoteError
 from remote.mcp.asking import Asker
-from remote.mcp.deadline import Deadline, running
+from remote.mcp.deadline import CallOver, Deadline, running
 from remote.mcp.session import Session
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class Caller:
         try:
             with anyio.fail_after(timeout):
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-        except TimeoutError:
+        except (TimeoutError, CallOver):   # whichever noticed the deadline first: this side or the body
             raise ToolError(f"timed out after {timeout:g} s: the call's work was stopped (hint: give it less to "
                             "do, or check the phone's connection and screen)") from None
         except RemoteError as exc:
