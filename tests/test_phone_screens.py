@@ -290,8 +290,9 @@ def test_the_mcp_double_tap_is_a_real_double_tap(adb, sim_phone, tmp_path):
                       options=SessionOptions(runs_dir=None, work_dir=tmp_path, busy_wait=5))
     sim_phone.launch("com.tencent.mm")
     session.screenshot(max_side=2400)                  # image pixels = device pixels
-    report = gestures.double_tap(session, Asker(None), x=540, y=1200)
-    assert report.startswith("double-tapped") and sim_phone.hw.double_taps == 1
+    report = gestures.double_tap(session, Asker(None), target_ref="desc:搜索")   # an element (MCP gates: no blind
+    assert report.startswith("double-tapped") and sim_phone.hw.double_taps == 1    # touches without a person)
+    assert len([c for c in sim_phone.commands if c.startswith("cmd input tap") and "; sleep 0.06; cmd input tap" in c]) == 1
 
 
 # ---------------------------------------------------------------- the screen's lines of `remote doctor`

@@ -98,7 +98,7 @@ def test_4_a_dry_run_says_in_its_json_that_nothing_ran(here, capsys):
     assert code == 0 and info["status"] == "planned" and info["dry_run"] is True and info["exit_code"] == 0
     assert record["status"] == "planned" and record["dry_run"] is True
     commands = record["device_state"]["commands"]
-    assert not [c for c in commands if c.startswith(("input", "am start", "monkey"))]   # truly nothing ran
+    assert not [c for c in commands if c.removeprefix("cmd ").startswith(("input", "am start", "monkey"))]   # truly nothing ran
     report = (Path(info["record"]) / "report.html").read_text(encoding="utf-8")
     assert "nothing was done on the phone" in report
 
@@ -114,7 +114,7 @@ def test_5_the_name_typed_into_the_search_box_is_never_tapped(here, capsys):
     assert code == 1 and info["failure"] == "failure_screen" and "没有找到联系人 不存在的人" in info["error"]
     commands = record["device_state"]["commands"]
     typed = max(i for i, c in enumerate(commands) if "ADB_INPUT_B64" in c or c.startswith("input text"))
-    assert not [c for c in commands[typed:] if c.startswith("input tap")], commands[typed:]   # no tap after typing
+    assert not [c for c in commands[typed:] if c.removeprefix("cmd ").startswith("input tap")], commands[typed:]   # no tap after typing
     step5 = record["steps"][4]
     assert step5["status"] == "failed" and step5["retry_count"] == 0 and step5["tap_point"] is None
     assert "only the text typed there" in step5["error_message"]
