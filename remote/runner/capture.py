@@ -14,7 +14,10 @@ After an action the dump starts at once and the step's wait and the frame run
 beside it: the dump itself waits for a second without UI events (waitForIdle),
 so the tree it returns is at least as settled as the wait would have made it.
 For the same reason a step whose action ended with a read-back dump waits only
-what is left of its settle time once that dump is done. A `prefetch`ed dump (after
+what is left of its settle time once that dump is done; and typing's frame is taken
+beside its read-back dump (`beside_read_back`), once the settle time has passed in
+it, as after any action (kept only while nothing changed the screen since that dump
+began). A `prefetch`ed dump (after
 an app's launch) is the same: the next screen's frame is taken beside it, once the
 launch's own wait has run, and the tree is waited for when it is needed.
 A dump that fails leaves the screen without a tree (the locator uses the
@@ -28,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -40,6 +43,9 @@ from remote.errors import DeviceCommandError, DeviceError, SecureScreen
 
 logger = logging.getLogger(__name__)
 RECENT_DUMP_S = 3.0    # a read-back dump this recent, with nothing changed since, is the next screen's tree
+WATCH_POLL_S = 0.02    # how often `beside_read_back` looks for the read-back dump to have begun
+T = TypeVar("T")
+Frame = tuple[Image.Image | np.ndarray, bool]
 
 
 @dataclass
@@ -65,6 +71,7 @@ class Capture:
         self._born = time.monotonic()
         self._pending: threading.Thread | None = None   # a prefetched dump, running or done, not yet taken
         self._prefetched: str | None = None
+        self._beside: tuple[Frame, int] | None = None   # a frame taken beside a read-back dump, and its generation
 
     def _recent(self) -> DumpRecord | None:
         """The phone's own last dump (typing's read-back), when taken in this capture's life, moments ago,
@@ -105,6 +112,47 @@ class Capture:
         self._paired = xml
         return xml
 
+    def beside_read_back(self, act: Callable[[], T], settle_s: float) -> T:
+        """Run ``act`` (typing, which ends with a read-back dump); once such a dump has run ``settle_s``, the
+        frame is taken beside it and kept for the screen after (`after_action`, `after_typing`)."""
+        device = self.device
+        if not isinstance(device, DumpReuse):
+            return act()
+        done, taken = threading.Event(), []
+
+        def watch() -> None:
+            while not done.is_set():
+                underway = device.dump_underway()
+                if underway is None:
+                    done.wait(WATCH_POLL_S)
+                    continue
+                generation, started = underway   # the action came before the dump began: settle from there
+                if not done.wait(max(0.0, settle_s - (time.monotonic() - started))):
+                    try:
+                        taken.append((self._frame(), generation))
+                    except DeviceError as exc:    # the screen after is captured the usual way
+                        logger.info("frame beside the read-back failed: %s", exc)
+                return
+
+        watcher = threading.Thread(target=watch, name="frame-beside", daemon=True)
+        watcher.start()
+        try:
+            return act()
+        finally:
+            done.set()
+            watcher.join()
+            self._beside = taken[0] if taken else None
+
+    def after_typing(self) -> Screen | None:
+        """The screen after an untargeted typing step: its read-back dump and the frame taken beside it, when
+        nothing has changed the screen since that dump began (else None: the next step captures)."""
+        beside, self._beside = self._beside, None
+        recent = self._recent()
+        if beside is None or recent is None or beside[1] != recent.generation:
+            return None
+        (image, secure) = beside[0]
+        return self._reused(image, secure, recent.xml)
+
     def screen(self, *, tree: bool, fresh: bool = False) -> Screen:
         """The screen now; with ``tree`` its UI tree too (``fresh``: dump, never reuse)."""
         image, secure = self._frame()
@@ -127,16 +175,16 @@ class Capture:
         since, that dump is the tree.
         """
         self._take_prefetched()   # of the screen before this action: waited for (one dump at a time), not used
+        beside, self._beside = self._beside, None
         recent = self._recent()
         if recent is not None:
-            # the dump began after the action and waited for the screen to go idle: only the rest of the wait
-            sleep(max(0.0, settle_s - (time.monotonic() - recent.started)))
-            image, secure = self._frame()
-            self._paired = recent.xml
-            self.stats.reused += 1
-            screen = Screen(image, recent.xml, secure=secure)
-            screen.tree_reused = True
-            return self._keep(screen)
+            if beside is not None and beside[1] == recent.generation:
+                image, secure = beside[0]        # taken beside this very dump, after the settle time
+            else:
+                # the dump began after the action and waited for the screen to go idle: only the rest of the wait
+                sleep(max(0.0, settle_s - (time.monotonic() - recent.started)))
+                image, secure = self._frame()
+            return self._reused(image, secure, recent.xml)
         result: dict[str, Any] = {}
 
         def dump() -> None:
@@ -157,7 +205,7 @@ class Capture:
         return self._keep(Screen(image, result["xml"], secure=secure, tree_error=result["error"]))
 
     # ------------------------------------------------------------------ parts
-    def _frame(self) -> tuple[Image.Image | np.ndarray, bool]:
+    def _frame(self) -> Frame:
         self.stats.frames += 1
         try:
             if isinstance(self.device, FrameSource):
@@ -191,6 +239,13 @@ class Capture:
             self._paired = screen.hierarchy = recent.xml
         screen.tree_reused = True
         self.stats.reused += 1
+        return self._keep(screen)
+
+    def _reused(self, image: Image.Image | np.ndarray, secure: bool, xml: str) -> Screen:
+        self._paired = xml
+        self.stats.reused += 1
+        screen = Screen(image, xml, secure=secure)
+        screen.tree_reused = True
         return self._keep(screen)
 
     def _keep(self, screen: Screen) -> Screen:

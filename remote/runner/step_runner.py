@@ -128,11 +128,14 @@ class StepRunner:
             return self._swipe(step, args, level, sr, screen)
         if isinstance(args, InputText) and not step.targets:
             node = readback.field_node(screen)   # the focused field, when the screen at hand has a tree
-            if not self.tools.dry_run and not self._timed(sr, "act", self._type, args, node):
-                fail(sr, FailureReason.TEXT_NOT_TYPED, "the text did not arrive in the field")
-            else:
+            if self.tools.dry_run:
                 sr.status = StepStatus.SUCCESS
-            return None
+                return None
+            if not self._timed(sr, "act", self._type_beside, step, level, args, node):
+                fail(sr, FailureReason.TEXT_NOT_TYPED, "the text did not arrive in the field")
+                return None
+            sr.status = StepStatus.SUCCESS
+            return self.tools.capture.after_typing()   # its read-back's tree and a frame beside it, else None
         return self._targeted(step, level, sr, screen)
 
     # ------------------------------------------------------------------ untargeted actions
@@ -141,6 +144,10 @@ class StepRunner:
         if ms:
             self.tools.clock.sleep(ms / 1000)
             sr.timings["wait"] = sr.timings.get("wait", 0) + ms
+
+    def _type_beside(self, step: StepPlan, level: ExecutionLevel, args: InputText, field: UINode | None) -> bool:
+        """Type; the frame of the screen after is taken beside the read-back dump (`Capture.beside_read_back`)."""
+        return self.tools.capture.beside_read_back(lambda: self._type(args, field), wait_after_ms(step, level) / 1000)
 
     def _type(self, args: InputText, field: UINode | None = None) -> bool:
         """Type and read back; ``field``: the field's node in a tree at hand (its text before, its box)."""
@@ -244,7 +251,7 @@ class StepRunner:
                 return before
             if not self._confirm_found(step, before, point, sr):
                 return before
-            ok = self._timed(sr, "act", self._act_at, step, point, readback.field_node(before, loc.element.bbox))
+            ok = self._timed(sr, "act", self._act_at, step, level, point, readback.field_node(before, loc.element.bbox))
             after = self._settled(step, level, sr)
             after, verdict = self._timed(sr, "verify", self._settle, step, level, before, after, loc, ok, sr)
             sr.screenshot_after, sr.verify_result = after, verdict
@@ -302,7 +309,7 @@ class StepRunner:
         tree = screen.tree()
         return tree is not None and self.tools.checks.detect_blocker(screen.pil, tree, use_model=False) is None
 
-    def _act_at(self, step: StepPlan, point: tuple[int, int], field: UINode | None = None) -> bool:
+    def _act_at(self, step: StepPlan, level: ExecutionLevel, point: tuple[int, int], field: UINode | None = None) -> bool:
         device, args = self.tools.device, step.args
         if isinstance(args, LongPress):
             device.long_press(*point, args.duration_ms)
@@ -310,7 +317,7 @@ class StepRunner:
         device.tap(*point)
         if isinstance(args, InputText):
             self.tools.clock.sleep(0.15)  # let the field take focus before typing
-            return self._type(args, field)
+            return self._type_beside(step, level, args, field)
         return True
 
     def _verify(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,

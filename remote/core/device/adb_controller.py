@@ -184,6 +184,10 @@ class ADBController:
         """The last dump, if nothing that can change the screen has run since it began and it is recent."""
         return self.dumper.recent(max_age_s, count=False)   # the caller counts what it reuses
 
+    def dump_underway(self) -> tuple[int, float] | None:
+        """The running dump's screen count and start (`time.monotonic`), None when none runs."""
+        return self.dumper.underway
+
     def dump_stats(self) -> DumpStats:
         return self.dumper.stats
 

@@ -134,17 +134,22 @@ class UiDumper:
         self.last: DumpRecord | None = None
         self.holder = ""
         self._one_at_a_time = threading.Lock()
+        self.underway: tuple[int, float] | None = None   # the running dump's (generation, start), for a watcher
 
     def dump(self) -> str:
         """A fresh dump of the active window; `DumpFailed` once the retries for its error are spent."""
         with self._one_at_a_time:
-            return self._dump()
+            try:
+                return self._dump()
+            finally:
+                self.underway = None
 
     def _dump(self) -> str:
         compressed, tries = False, 0
         while True:
             # counted before: a screen-changing command sent while it runs leaves a tree that may predate it
             generation, started = self.link.generation, self.clock()
+            self.underway = (generation, started)
             out = self._once(compressed)
             kind = classify(out)
             if kind is None:

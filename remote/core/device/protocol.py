@@ -59,6 +59,7 @@ class DumpReuse(Protocol):
     """A phone that remembers its last UI dump and knows whether anything that changes the screen ran since."""
 
     def recent_dump(self, max_age_s: float) -> DumpRecord | None: ...
+    def dump_underway(self) -> tuple[int, float] | None: ...
 
 
 @runtime_checkable
