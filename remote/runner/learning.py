@@ -39,7 +39,8 @@ from remote.core.plan.actions import InputText, LaunchApp, LongPress, Tap
 from remote.core.records import StepResult, StepStatus, TaskResult, TaskStatus
 from remote.runner.protocols import Locator
 
-LEARNABLE_SOURCES = ("model", "replan")
+LEARNABLE_SOURCES = ("model", "replan", "agent", "mcp")   # a planner's plan, a phone agent's turns, an MCP agent's calls
+LEARNED_FROM = {"agent": "the phone agent's run", "mcp": "an MCP agent's calls"}
 STEP_FIELDS = ("params", "wait_after", "description")
 MIN_LITERAL = 2            # a pattern keeps at least this many characters of its own ("打开{x}", not "{x}")
 MAX_ANCHOR_CHARS = 12
@@ -110,7 +111,8 @@ def compile_run(task: str, result: TaskResult, locator: Locator, *, stable_ids: 
             step["target_ref"] = step["target_ref"][0]
         if step["target_ref"] in (None, [None]):
             del step["target_ref"]
-    out.task = {"name": name, "description": f"learned from the model's run of {task!r}", "patterns": patterns,
+    by = LEARNED_FROM.get(result.plan.source, "the model's run")
+    out.task = {"name": name, "description": f"learned from {by} of {task!r}", "patterns": patterns,
                 "steps": steps, "success_check": check}
     out.meta = {"task": task, "slots": dict(slots), "source_run": source_run, "module": result.module,
                 "learned_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "model_calls": result.model_usage.calls,
