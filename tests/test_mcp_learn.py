@@ -109,7 +109,7 @@ def test_typing_not_read_back_is_not_saved_and_a_double_tap_starts_the_sequence_
 
 def test_the_journal_keeps_the_last_acts_only():
     journal = Journal()
-    for n in range(MAX_ACTS + 5):
+    for _ in range(MAX_ACTS + 5):
         journal.key(4, 1)
     journal.found("text:好")
     assert len(journal.acts) == MAX_ACTS and journal.dropped == 5 and journal.seen == "text:好"
