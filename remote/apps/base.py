@@ -29,17 +29,20 @@ from remote.apps.schema import (
     check_slots,
     check_step_keys,
     check_success,
+    env_names,
     slots_used,
+    walk,
 )
 from remote.core.plan import sensitivity
 from remote.core.plan.actions import ArgsError
 from remote.core.plan.checks import FailureScreen, parse_success_check
 from remote.core.plan.schema import parse_step
+from remote.core.plan.values import SLOT, fill_slots
 from remote.core.records import StepPlan, TaskPlan
 from remote.errors import ConfigError
 from remote.yamlfile import line_of, line_of_key, load_yaml
 
-_SLOT = re.compile(r"\{(\w+)\}")
+_SLOT = SLOT
 MAX_TASK_CHARS = 500   # a sentence, not a document: routing stays fast whatever the text
 KEY_ACTIONS = ("press_key", "wait", "go_home", "finish")   # templates of these alone have nothing to check
 
@@ -54,6 +57,8 @@ class TaskTemplate:
     description: str = ""
     line: int | None = None
     failures: tuple[dict[str, str], ...] = ()
+    answer: str = ""                           # "{variable}" or a text with {variables}: what the task answers
+    env: dict[str, str | None] = field(default_factory=dict)   # slots -e KEY=VALUE may give (default or None)
     _regexes: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
 
     def match(self, task: str) -> dict[str, str] | None:
@@ -110,17 +115,6 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     if len(set(slots)) != len(slots):
         raise ValueError(f"slot repeated in pattern {pattern!r}")
     return re.compile(rx, re.IGNORECASE | re.DOTALL)
-
-
-def fill_slots(value: Any, slots: dict[str, str]) -> Any:
-    """Replace ``{slot}`` in every string of a step (values are inserted literally, never re-parsed)."""
-    if isinstance(value, str):
-        return _SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), value)
-    if isinstance(value, dict):
-        return {k: fill_slots(v, slots) for k, v in value.items()}
-    if isinstance(value, list):
-        return [fill_slots(v, slots) for v in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -277,16 +271,11 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
     if not isinstance(raw["steps"], list):
         c.add(line, f"task {name}: steps must be a list")
         return None
-    for i, step in enumerate(raw["steps"], start=1):
-        where = f"task {name} step {i}"
-        check_step_keys(c, step, where, line_of(step, line))
-        problems: list[str] = []
-        parse_step(copy.deepcopy(step), i, source="template", problems=problems, repairs=[])
-        for problem in problems:
-            c.add(line_of(step, line), f"task {name}: {problem}")
+    _check_steps(c, raw["steps"], name, line)
+    _check_answer(c, raw, name, line)
     check_success(c, raw.get("success_check"), name, line_of_key(raw, "success_check") or line)
     keys_only = all(isinstance(s, dict) and str(s.get("action", "")) in KEY_ACTIONS for s in raw["steps"])
-    if "success_check" not in raw and not keys_only:
+    if "success_check" not in raw and not keys_only and "answer" not in raw:
         c.add(line, f"task {name}: no success_check: a run can only say that its steps ran, not that the task "
               "is done", "say what the finished screen shows (docs/modules.md: success_check)", warning=True)
     failures = tuple(check_failures(c, raw.get("failures"), line_of_key(raw, "failures") or line))
@@ -298,7 +287,33 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
     return TaskTemplate(name=name, patterns=tuple(patterns), steps=tuple(raw["steps"]), slots=slots,
                         success_check=dict(raw.get("success_check") or {}),
                         description=str(raw.get("description") or ""), line=line,
-                        failures=module_failures + failures, _regexes=tuple(regexes))
+                        failures=module_failures + failures, answer=str(raw.get("answer") or ""),
+                        env=env_names(raw.get("env")), _regexes=tuple(regexes))
+
+
+_WHERE = re.compile(r"^step ([\d.]+):")
+
+
+def _check_steps(c: Checker, steps: list[Any], name: str, line: int | None) -> None:
+    """Keys of every step (blocks' steps included), then each step parsed; a problem at its own step's line."""
+    lines = {path: at for path, _, at in walk(steps, line)}
+    for i, step in enumerate(steps, start=1):
+        check_step_keys(c, step, f"task {name} step {i}", line_of(step, line))
+        problems: list[str] = []
+        parse_step(copy.deepcopy(step), i, source="template", problems=problems, repairs=[])
+        for problem in problems:
+            where = _WHERE.match(problem)
+            c.add(lines.get(where.group(1)) if where else line_of(step, line), f"task {name}: {problem}")
+
+
+def _check_answer(c: Checker, raw: dict[str, Any], name: str, line: int | None) -> None:
+    answer, env = raw.get("answer"), raw.get("env")
+    if answer is not None and (not isinstance(answer, str) or not answer.strip()):
+        c.add(line_of_key(raw, "answer") or line, f"task {name}: answer must be a text such as \"{{last_message}}\"")
+    if env is not None and not (isinstance(env, list) and all(isinstance(v, str) for v in env)) and not (
+            isinstance(env, dict) and all(isinstance(v, str | int | float | None) for v in env.values())):
+        c.add(line_of_key(raw, "env") or line, f"task {name}: env must list slot names, or map each to a default",
+              "env: [contact]   or   env: {contact: 张三}")
 
 
 def _declared(patterns: list[str]) -> set[str]:
@@ -345,6 +360,9 @@ class DefaultHandler(AppHandler):
 
 
 def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str]) -> TaskPlan:
+    """The template's plan with the sentence's slots filled in; a {name} no slot fills (a value from -e, an
+    extracted one) stays, and each step keeps its form as written (``StepPlan.template``) to be filled at
+    run time."""
     steps = []
     where = str(module.path / "tasks.yaml")
     for i, raw in enumerate(template.steps, start=1):
@@ -354,11 +372,7 @@ def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str])
                           repairs=[])
         if step is None or unfilled is None or problems:  # a slot's value made a bad step (a number, a URL)
             raise ConfigError(f"task {template.name}: " + "; ".join(problems), path=where, line=line_of(raw))
-        # Sensitivity is decided on the module's own words and on what the filled step does (a call, a
-        # deep link), never on the words of the user's slots (a message that mentions 删除 deletes nothing).
-        reason = ("declared sensitive" if raw.get("sensitive") else "") or \
-            sensitivity.sensitive_reason(unfilled, module.sensitive) or sensitivity.by_action(step)
-        step.sensitive, step.sensitive_reason = bool(reason), reason
+        _prepare(module, step, unfilled)
         steps.append(step)
     try:
         check = parse_success_check(fill_slots(dict(template.success_check), slots))
@@ -368,4 +382,19 @@ def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str])
     failures = tuple(FailureScreen(says=fill_slots(f["says"], slots), text=fill_slots(f.get("text"), slots),
                                    target=fill_slots(f.get("target"), slots)) for f in template.failures)
     return TaskPlan(analysis={"template": template.name, "slots": slots, "description": template.description},
-                    steps=steps, source="template", module=module.name, success_check=check, failures=failures)
+                    steps=steps, source="template", module=module.name, success_check=check, failures=failures,
+                    answer=template.answer, slots=dict(slots), env=dict(template.env),
+                    check_template=dict(template.success_check))
+
+
+def _prepare(module: AppModule, step: StepPlan, unfilled: StepPlan) -> None:
+    """Sensitivity, decided on the module's own words and on what the filled step does (a call, a deep link),
+    never on the words of the user's slots (a message that mentions 删除 deletes nothing); and the step as
+    written, kept for filling at run time. A block's steps alike."""
+    raw = unfilled.template or {}
+    reason = ("declared sensitive" if raw.get("sensitive") else "") or \
+        sensitivity.sensitive_reason(unfilled, module.sensitive) or sensitivity.by_action(step)
+    step.sensitive, step.sensitive_reason = bool(reason), reason
+    step.template = unfilled.template
+    for child, plain in zip(step.steps, unfilled.steps, strict=False):
+        _prepare(module, child, plain)

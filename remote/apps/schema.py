@@ -10,22 +10,28 @@ task's patterns, and every declared slot should be used.
 from __future__ import annotations
 
 import difflib
-import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from remote.core.plan import flow
 from remote.core.plan.actions import ActionName
 from remote.core.plan.checks import KEYS as CHECK_KEYS
+from remote.core.plan.values import SLOT
 from remote.yamlfile import line_of, line_of_key
 
 CONFIG_KEYS = ("name", "display_name", "package", "keywords", "home_ref", "sensitive", "fixed_points", "default",
                "description", "stable_ids", "failures")
-TASK_KEYS = ("name", "description", "patterns", "slots", "steps", "success_check", "failures")
+TASK_KEYS = ("name", "description", "patterns", "slots", "steps", "success_check", "failures", "answer", "env")
 STEP_KEYS = ("step", "action", "target_ref", "target", "target_type", "description", "params", "verify_ref",
-             "success_condition", "fallback", "timeout", "retry", "wait_before", "wait_after", "sensitive")
+             "success_condition", "fallback", "timeout", "retry", "wait_before", "wait_after", "sensitive", "when",
+             *flow.FLOW_KINDS)
+# What a step of a flow kind may say beside its kind (a fallback, a verify_ref or retries belong to taps)
+FLOW_STEP_KEYS = ("step", "action", "target_ref", "target", "description", "params", "when", "wait_before",
+                  "wait_after", *flow.FLOW_KINDS)
 FAILURE_KEYS = ("text", "target", "says")
-PARAM_KEYS: dict[ActionName, tuple[str, ...]] = {
+PARAM_KEYS: dict[ActionName, tuple[str, ...]] = {**{ActionName(k): v for k, v in flow.PARAM_KEYS.items()},
     ActionName.TAP: ("toggle", "stay_in_app"),
     ActionName.LONG_PRESS: ("duration", "duration_ms"),
     ActionName.SWIPE: ("direction", "distance", "duration", "duration_ms", "start", "end", "x1", "y1", "x2", "y2"),
@@ -40,7 +46,6 @@ PARAM_KEYS: dict[ActionName, tuple[str, ...]] = {
     ActionName.TAKE_OVER: ("message",),
     ActionName.FINISH: ("success", "status", "message", "reason"),
 }
-SLOT = re.compile(r"\{(\w+)\}")
 
 
 @dataclass(frozen=True)
@@ -97,21 +102,95 @@ class Checker:
         return [str(v) for v in items]
 
 
+def kind_of(step: dict[str, Any]) -> str:
+    """A step's kind as written: ``{wait_until: ...}`` -> ``wait_until``, ``{action: tap}`` -> ``tap``."""
+    kinds = [k for k in step if k in flow.FLOW_KINDS]
+    return kinds[0] if len(kinds) == 1 and "action" not in step else str(step.get("action", "")).strip()
+
+
+def params_of(step: dict[str, Any]) -> Any:
+    """A step's params as written: the mapping under its kind (``wait_until: {...}``), or ``params:``."""
+    kind = kind_of(step)
+    return step[kind] if kind in step and isinstance(step[kind], dict) else step.get("params")
+
+
+def body_of(step: Any) -> Any:
+    """The steps of a block (``repeat: {steps: [...]}``), as written; None for other steps."""
+    if not isinstance(step, dict) or kind_of(step) not in flow.BLOCK_KINDS:
+        return None
+    params = params_of(step)
+    return params.get("steps") if isinstance(params, dict) else step.get("steps")
+
+
+def walk(steps: Any, line: int | None = None, path: str = "") -> Iterator[tuple[str, Any, int | None]]:
+    """Every step of a template, the steps of its blocks included: ``("3.2", step, line)``."""
+    if not isinstance(steps, list):
+        return
+    for i, step in enumerate(steps, start=1):
+        here, at = f"{path}.{i}" if path else str(i), line_of(step, line)
+        yield here, step, at
+        yield from walk(body_of(step), at, here)
+
+
+def step_targets(step: Any) -> list[str]:
+    """Every target a step names as written: its target_ref(s), its fallback's, verify_ref, its kind's target,
+    a repeat's while/until, its when's."""
+    if not isinstance(step, dict):
+        return []
+    params = params_of(step) if isinstance(params_of(step), dict) else {}
+    kind = kind_of(step)
+    refs = [step.get("target_ref"), step.get("target"), (step.get("fallback") or {}).get("target_ref")
+            if isinstance(step.get("fallback"), dict) else None, step.get("verify_ref")]
+    if kind in flow.FLOW_KINDS:
+        value = step.get(kind)
+        refs += [value if isinstance(value, str | list) and kind not in ("run",) else None,
+                 *(params.get(k) for k in (*flow.TARGET_KEYS.get(kind, ()), "while_visible", "until_visible"))]
+    when = step.get("when")
+    if isinstance(when, dict):
+        refs += [when.get(k) for k in ("visible", "not_visible", "checked", "not_checked")]
+    out: list[str] = []
+    for ref in refs:
+        out += [r for r in (ref if isinstance(ref, list) else [ref]) if isinstance(r, str) and r]
+    return out
+
+
+def extracted(steps: Any) -> list[tuple[str, int | None]]:
+    """The variables a template's extract steps set, with their lines: ``[("last_message", 12)]``."""
+    out = []
+    for _, step, line in walk(steps):
+        params = params_of(step) if isinstance(step, dict) else None
+        if isinstance(step, dict) and kind_of(step) == "extract" and isinstance(params, dict) \
+                and isinstance(params.get("as"), str):
+            out.append((params["as"], line_of_key(params, "as") or line))
+    return out
+
+
 def check_step_keys(c: Checker, step: Any, where: str, line: int | None) -> None:
-    """Unknown keys of a step, its params (for its action) and its fallback."""
+    """Unknown keys of a step, its params (for its kind), its when, its fallback and its block's steps."""
     if not isinstance(step, dict):
         return
+    kind = kind_of(step)
+    is_flow = kind in flow.FLOW_KINDS
     c.keys(step, STEP_KEYS, where, line)
-    action = str(step.get("action", "")).strip()
-    params = step.get("params")
-    if action in ActionName._value2member_map_ and isinstance(params, dict):
-        known = PARAM_KEYS[ActionName(action)]
+    if is_flow:
+        for key in step:
+            if key in STEP_KEYS and key not in FLOW_STEP_KEYS:
+                c.add(line_of_key(step, key) or line, f"{where}: {key} does not apply to a {kind} step",
+                      "fallback, verify_ref, retry and timeout belong to taps and other actions")
+    params = params_of(step)
+    if kind in ActionName._value2member_map_ and isinstance(params, dict):
+        known = PARAM_KEYS[ActionName(kind)]
         for key in params:
             if key not in known:
-                c.add(line_of_key(params, key) or line, f"{where}: {action} does not take params.{key}",
-                      did_you_mean(str(key), known) if known else f"{action} takes no params")
+                c.add(line_of_key(params, key) or line, f"{where}: {kind} does not take {key}",
+                      did_you_mean(str(key), known) if known else f"{kind} takes no params")
+    if isinstance(step.get("when"), dict):
+        c.keys(step["when"], flow.WHEN_KEYS, f"{where} when", line_of_key(step, "when") or line)
     if isinstance(step.get("fallback"), dict):
         check_step_keys(c, step["fallback"], f"{where} fallback", line_of(step["fallback"], line))
+    body = body_of(step)
+    for i, child in enumerate(body if isinstance(body, list) else [], start=1):
+        check_step_keys(c, child, f"{where}.{i}", line_of(child, line))
 
 
 def check_failures(c: Checker, value: Any, line: int | None) -> list[dict[str, str]]:
@@ -140,15 +219,32 @@ def slots_used(value: Any) -> set[str]:
     return set(SLOT.findall(str(value))) if value is not None else set()
 
 
+def env_names(value: Any) -> dict[str, str | None]:
+    """A task's ``env:`` (what ``-e KEY=VALUE`` may give): ``[contact]`` or ``{contact: 张三}`` (a default)."""
+    if isinstance(value, list):
+        return {str(v): None for v in value if isinstance(v, str | int)}
+    if isinstance(value, dict):
+        return {str(k): (None if v is None else str(v)) for k, v in value.items()}
+    return {}
+
+
 def check_slots(c: Checker, task: dict[str, Any], name: str, line: int | None, extra_used: set[str]) -> None:
     patterns = task.get("patterns")
     patterns = [patterns] if isinstance(patterns, str) else patterns if isinstance(patterns, list) else []
-    declared = {s for p in patterns for s in SLOT.findall(str(p))}
+    declared = {s for p in patterns for s in SLOT.findall(str(p))} | set(env_names(task.get("env")))
+    variables = extracted(task.get("steps"))
     used = slots_used(task.get("steps")) | slots_used(task.get("success_check")) | slots_used(task.get("failures"))
-    used |= extra_used
-    for slot in sorted(used - declared):
+    used |= extra_used | slots_used(task.get("answer"))
+    for var, at in variables:
+        if var in declared:
+            c.add(at or line, f"task {name}: extract as: {var} hides the slot {{{var}}}", "give the variable "
+                  "another name")
+        elif var not in used:
+            c.add(at or line, f"task {name}: extract as: {var} is never used", "use {" + var + "} in a later "
+                  "step, the success_check or the answer, or drop the extract", warning=True)
+    for slot in sorted(used - declared - {v for v, _ in variables}):
         c.add(line, f"task {name}: slot {{{slot}}} is used but no pattern declares it",
-              "add it to a pattern, or write the value out")
+              "add it to a pattern, or to env: to take it from -e KEY=VALUE, or write the value out")
     for slot in sorted(declared - used):
         c.add(line, f"task {name}: slot {{{slot}}} is declared but never used", "use it in a step or drop it",
               warning=True)

@@ -35,6 +35,8 @@ class Progress:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.out = stream if stream is not None else sys.stderr  # looked up now: tests swap sys.stderr
         self.total = 0
+        self.open = 0                       # the step whose line waits for its result
+        self.depth: dict[int, int] = {}     # a block's steps are indented under it
 
     def _print(self, text: str, end: str = "\n") -> None:
         print(text, end=end, file=self.out, flush=True)
@@ -45,11 +47,23 @@ class Progress:
         if plan.success_check:
             self._print(f"  final check: {plan.success_check.describe()}")
 
+    def _head(self, step: StepPlan) -> str:
+        depth = self.depth.get(step.step, 0)
+        number = f"{step.step}/{self.total}" if not depth else str(step.step)
+        return f"  {'   ' * depth}[{number}] {step.label} ..."
+
     def on_step_start(self, step: StepPlan, total: int) -> None:
-        self.total = max(self.total, total)
-        self._print(f"  [{step.step}/{self.total}] {step.label} ...", end="")
+        if self.open:
+            self._print("")
+        self.depth[step.step] = self.depth.get(step.parent, -1) + 1 if step.parent else 0
+        self.total = max(self.total, total) if not step.parent else self.total
+        self._print(self._head(step), end="")
+        self.open = step.step
 
     def on_step_end(self, sr: StepResult) -> None:
+        if self.open != sr.step.step:    # a block: its steps were printed in between
+            self._print(self._head(sr.step), end="")
+        self.open = 0
         loc = sr.locate_result
         tier = f" via {loc.method_used} ({loc.element.confidence:.2f})" if loc and loc.element and loc.success else ""
         extra = f": {sr.error_message}" if sr.error_message else ""
@@ -104,9 +118,15 @@ def summary(result: TaskResult) -> dict[str, Any]:
             "steps_not_checked": sum(sr.status is StepStatus.NOT_CHECKED for sr in steps),
             "failure": result.failure.value if result.failure else None,
             "final_check": final.to_dict() if final else None,
+            "steps_skipped": sum(sr.status is StepStatus.SKIPPED for sr in steps), "answer": result.answer,
             "model_calls": result.model_usage.calls, "tokens": result.model_usage.total_tokens,
             "seconds": round(result.total_time, 2), "error": result.error_message, "record": result.record_dir,
             "exit_code": int(result.exit_code)}
+
+
+def answer_text(answer: Any) -> str:
+    """A question task's answer for people: a text as it is, anything else as JSON (true, 37, ["a", "b"])."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
 
 def print_summary(result: TaskResult, dry_run: bool) -> None:
@@ -114,11 +134,15 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
     calls = f"{info['model_calls']} model calls ({info['tokens']} tokens)" if info["model_calls"] else "0 model calls"
     head = "DRY RUN (plan valid)" if dry_run and result.status is TaskStatus.SUCCESS else result.status.value.upper()
     print(f"\n{head}: {result.task}")
+    if result.answer is not None:
+        print(f"  answer: {answer_text(result.answer)}")
     counts = f"{info['steps_ok']}/{info['steps']} steps ok"
     if info["steps_failed"]:
         counts += f", {info['steps_failed']} failed"
     if info["steps_not_checked"]:
         counts += f", {info['steps_not_checked']} not checked"
+    if info["steps_skipped"]:
+        counts += f", {info['steps_skipped']} skipped"
     print(f"  module {info['module'] or '-'}, {counts}, {calls}, {info['seconds']:.1f} s")
     if result.final_check is not None:
         verdict = {True: "passed", False: "FAILED", None: "undecided"}[result.final_check.passed]

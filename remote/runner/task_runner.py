@@ -50,8 +50,10 @@ from remote.errors import (
 )
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
+from remote.runner.flow import Flow, Hooks
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
+from remote.runner.scope import Scope
 from remote.runner.step_runner import StepRunner
 from remote.runner.tools import AppMissing, Apps, Capture, StepTools
 
@@ -77,6 +79,7 @@ class RunOptions:
     module: str | None = None
     runs_dir: Path | None = Path("runs")
     assets_dir: Path | None = None
+    env: tuple[tuple[str, str], ...] = ()   # -e KEY=VALUE: slots the sentence does not give (the sentence wins)
 
 
 class StepCapReached(TaskError):
@@ -199,6 +202,7 @@ class TaskRunner:
         executed: list[StepResult] = []
         check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
         changed_by = 0   # --dry-run: the first step after which the screen is unknown
+        flow = self._flow(plan, module, steps, checker, result, recorder)
         while queue:
             self._check_limits(len(result.step_results))
             step = replace(queue.popleft(), step=len(result.step_results) + 1)
@@ -207,13 +211,10 @@ class TaskRunner:
                 sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
                                 notes=[f"not checked (needs the screen after step {changed_by})"])
             else:
-                sr, screen = steps.run(step, screen, result.model_usage)
+                sr, screen = (flow.run if flow.handles(step) else steps.run)(step, screen, result.model_usage)
                 if self.options.dry_run and not isinstance(step.args, Wait | Finish):
                     changed_by = step.step
-            result.step_results.append(sr)
-            if recorder is not None:
-                recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
-            self.listener.on_step_end(sr)
+            self._emit(sr, result, recorder)
             if sr.status is not StepStatus.FAILED or self.options.dry_run:
                 executed.append(sr)
                 continue
@@ -236,7 +237,23 @@ class TaskRunner:
             if plan.source != "template" and (new_plan.success_check or new_plan.success_criteria):
                 check, criteria = new_plan.success_check, new_plan.success_criteria
             queue, screen = deque(new_plan.steps), current
-        self._finish(plan, check, criteria, failures, steps, checker, result)
+        self._finish(plan, flow.scope.check(plan, check), criteria, failures, steps, checker, result)
+        flow.answer(result, plan)
+
+    def _flow(self, plan: TaskPlan, module: AppModule, steps: StepRunner, checker: FinalChecker, result: TaskResult,
+              recorder: RunRecorder | None) -> Flow:
+        """What runs the steps that look, wait, branch, repeat and read (runner/flow.py), with the run's values."""
+        scope = Scope.for_plan(plan, env=dict(self.options.env), package=module.package)
+        hooks = Hooks(start=lambda s: self.listener.on_step_start(s, len(result.step_results) + 1),
+                      emit=lambda sr: self._emit(sr, result, recorder),
+                      check=lambda: self._check_limits(len(result.step_results)))
+        return Flow(steps, self.registry, checker, scope, hooks)
+
+    def _emit(self, sr: StepResult, result: TaskResult, recorder: RunRecorder | None) -> None:
+        result.step_results.append(sr)
+        if recorder is not None:
+            recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
+        self.listener.on_step_end(sr)
 
     def _failure_screen(self, checker: FinalChecker, failures: Any, screen: Screen, result: TaskResult) -> bool:
         found = checker.failure_screen(failures, screen)

@@ -85,6 +85,9 @@ class SimPhone(BasePhone):
     def keyboard_shown(self) -> bool:
         return self.focus is not None
 
+    def version_name(self, package: str) -> str | None:
+        return apps.version_name(self, package) if package in self.packages() else None
+
     # ------------------------------------------------------------------ observation
 
     def snapshot(self) -> dict[str, Any]:

@@ -11,8 +11,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from remote.core.plan.actions import ActionName, Args, parse_args
+from remote.core.plan.actions import ActionName
 from remote.core.plan.checks import FailureScreen, SuccessCheck
+from remote.core.plan.flow import FlowArgs, StepArgs, When, describe, parse_any
 
 
 class TargetType(enum.StrEnum):
@@ -63,16 +64,23 @@ class StepPlan:
     sensitive_reason: str = ""   # why (what the step does, or the word that matched)
     alternatives: tuple[str, ...] = ()   # more target_refs, tried in order after target_ref
     source: str = "template"     # who wrote the step: "template" | "model" | "replan"
-    args: Args = field(default=None, repr=False, compare=False, metadata={"transient": True})  # type: ignore[assignment]
+    when: When | None = None     # run only when this holds; else skipped, with the reason (core/plan/flow.py)
+    steps: tuple[StepPlan, ...] = ()   # the block of a repeat, retry or run: {steps}
+    parent: int = 0              # the step (a block or a run) that ran this one; 0: the plan's own step
+    args: StepArgs = field(default=None, repr=False, compare=False, metadata={"transient": True})  # type: ignore[assignment]
+    # The step as written, before its {slots} were filled: filled again at run time (-e values, extracted ones)
+    template: dict[str, Any] | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
     def __post_init__(self) -> None:
         self.action = ActionName(self.action)
         if self.args is None:
-            self.args = parse_args(self.action, self.params, self.target_ref, self.description)
+            self.args = parse_any(self.action, self.params, self.target_ref, self.description, body=len(self.steps))
 
     @property
     def label(self) -> str:
         """``tap desc:搜索``, ``input_text '张三'``, ``launch_app com.tencent.mm``: the step in a few words."""
+        if isinstance(self.args, FlowArgs):
+            return f"{self.action.value} {describe(self.args, self.targets)}".strip()
         what = " | ".join(self.targets) or next((str(self.params[k]) for k in ("package", "app", "url", "key",
                                                                                 "direction", "number")
                                                  if k in self.params), "")
@@ -86,6 +94,8 @@ class StepPlan:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = to_jsonable(self)
+        out["when"] = self.when.to_dict() if self.when is not None else None
+        out["steps"] = [s.to_dict() for s in self.steps]
         return out
 
 
@@ -100,8 +110,15 @@ class TaskPlan:
     # What the finished task looks like, checked on the final screen (remote.core.plan.checks)
     success_check: SuccessCheck = field(default_factory=SuccessCheck)
     failures: tuple[FailureScreen, ...] = ()   # screens that mean the task cannot succeed (module-declared)
+    answer: str = ""             # what the task answers: "{last_message}" (a variable's typed value) or a text
+    slots: dict[str, str] = field(default_factory=dict)   # the values the sentence gave
+    env: dict[str, str | None] = field(default_factory=dict)   # what -e KEY=VALUE may give: default, or None: needed
+    # The success_check as written, when it names a {variable} that only the run fills
+    check_template: dict[str, Any] | None = field(default=None, repr=False, compare=False,
+                                                  metadata={"transient": True})
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = to_jsonable(self)
         out["success_check"] = self.success_check.to_dict()
+        out["steps"] = [s.to_dict() for s in self.steps]
         return out

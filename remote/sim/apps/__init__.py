@@ -28,6 +28,15 @@ APPS: dict[str, AppInfo] = {app.package: app for app in launcher.ALL_APPS}
 _MODULES = {WECHAT: wechat, SETTINGS: settings, CHROME: chrome}
 
 
+def version_name(phone: Phone, package: str) -> str:
+    """What ``dumpsys package`` says: WeChat the scenario's release (``random``, a release newer than any
+    listed: 8.0.99), Settings the Android release, the others 1.0."""
+    if package == WECHAT:
+        version = phone.scenario.versions.get("wechat", "")
+        return "8.0.99" if version == "random" else version
+    return "13" if package == SETTINGS else "1.0"
+
+
 def launcher_package(rom: str) -> str:
     """``com.android.launcher3`` on AOSP, ``com.miui.home`` on MIUI."""
     return launcher.PACKAGES[rom]
