@@ -29,6 +29,7 @@ from remote.apps.base import (
     normalize_task,
     read_module,
 )
+from remote.apps.links import check_runs
 from remote.apps.schema import Problem
 from remote.errors import ConfigError
 from remote.yamlfile import load_yaml
@@ -61,11 +62,13 @@ class ModuleRegistry:
                     continue
                 self.warnings += problems
                 self.modules[module.name] = module
+        # A template that runs an unknown task fails when it runs; `modules check` names it now.
+        self.links = check_runs(self.modules, set(self.broken))
 
     @property
     def problems(self) -> list[Problem]:
         """Every problem of every module, errors first."""
-        return [p for ps in self.broken.values() for p in ps] + self.warnings
+        return [p for ps in self.broken.values() for p in ps] + self.links + self.warnings
 
     def get(self, name: str) -> AppModule:
         if name in self.broken:

@@ -25,13 +25,14 @@ from remote.apps.schema import (
     TASK_KEYS,
     Checker,
     Problem,
+    check_answer,
     check_failures,
+    check_local_runs,
     check_slots,
-    check_step_keys,
+    check_steps,
     check_success,
     env_names,
     slots_used,
-    walk,
 )
 from remote.core.plan import sensitivity
 from remote.core.plan.actions import ArgsError
@@ -210,7 +211,7 @@ def read_module(folder: Path) -> tuple[AppModule | None, list[Problem]]:
     fixed = _fixed_points(conf, cfg, cfg.get("fixed_points"))
     failures = tuple(check_failures(conf, cfg.get("failures"), line_of_key(cfg, "failures")))
     tasks = Checker(folder / "tasks.yaml")
-    templates = tuple(_load_templates(tasks, failures)) if tasks.path.is_file() else ()
+    templates = tuple(_load_templates(tasks, failures, name)) if tasks.path.is_file() else ()
     problems = conf.problems + tasks.problems
     if any(not p.warning for p in problems):
         return None, problems
@@ -227,7 +228,7 @@ def _as_list(value: Any) -> list[Any]:
     return [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
 
 
-def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...]) -> list[TaskTemplate]:
+def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...], module: str) -> list[TaskTemplate]:
     data = _read(c)
     if data is None:
         return []
@@ -241,6 +242,7 @@ def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...]) -> 
         template = _load_template(c, raw, module_failures)
         if template is not None:
             out.append(template)
+    check_local_runs(c, raw_tasks, module)
     return out
 
 
@@ -271,8 +273,8 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
     if not isinstance(raw["steps"], list):
         c.add(line, f"task {name}: steps must be a list")
         return None
-    _check_steps(c, raw["steps"], name, line)
-    _check_answer(c, raw, name, line)
+    check_steps(c, raw["steps"], name, line)
+    check_answer(c, raw, name, line)
     check_success(c, raw.get("success_check"), name, line_of_key(raw, "success_check") or line)
     keys_only = all(isinstance(s, dict) and str(s.get("action", "")) in KEY_ACTIONS for s in raw["steps"])
     if "success_check" not in raw and not keys_only and "answer" not in raw:
@@ -289,31 +291,6 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
                         description=str(raw.get("description") or ""), line=line,
                         failures=module_failures + failures, answer=str(raw.get("answer") or ""),
                         env=env_names(raw.get("env")), _regexes=tuple(regexes))
-
-
-_WHERE = re.compile(r"^step ([\d.]+):")
-
-
-def _check_steps(c: Checker, steps: list[Any], name: str, line: int | None) -> None:
-    """Keys of every step (blocks' steps included), then each step parsed; a problem at its own step's line."""
-    lines = {path: at for path, _, at in walk(steps, line)}
-    for i, step in enumerate(steps, start=1):
-        check_step_keys(c, step, f"task {name} step {i}", line_of(step, line))
-        problems: list[str] = []
-        parse_step(copy.deepcopy(step), i, source="template", problems=problems, repairs=[])
-        for problem in problems:
-            where = _WHERE.match(problem)
-            c.add(lines.get(where.group(1)) if where else line_of(step, line), f"task {name}: {problem}")
-
-
-def _check_answer(c: Checker, raw: dict[str, Any], name: str, line: int | None) -> None:
-    answer, env = raw.get("answer"), raw.get("env")
-    if answer is not None and (not isinstance(answer, str) or not answer.strip()):
-        c.add(line_of_key(raw, "answer") or line, f"task {name}: answer must be a text such as \"{{last_message}}\"")
-    if env is not None and not (isinstance(env, list) and all(isinstance(v, str) for v in env)) and not (
-            isinstance(env, dict) and all(isinstance(v, str | int | float | None) for v in env.values())):
-        c.add(line_of_key(raw, "env") or line, f"task {name}: env must list slot names, or map each to a default",
-              "env: [contact]   or   env: {contact: 张三}")
 
 
 def _declared(patterns: list[str]) -> set[str]:

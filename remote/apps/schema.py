@@ -9,7 +9,9 @@ task's patterns, and every declared slot should be used.
 
 from __future__ import annotations
 
+import copy
 import difflib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import Any
 from remote.core.plan import flow
 from remote.core.plan.actions import ActionName
 from remote.core.plan.checks import KEYS as CHECK_KEYS
+from remote.core.plan.schema import parse_step
 from remote.core.plan.values import SLOT
 from remote.yamlfile import line_of, line_of_key
 
@@ -263,3 +266,71 @@ def check_success(c: Checker, value: Any, name: str, line: int | None) -> None:
         c.add(line, f"task {name}: success_check must be a mapping ({', '.join(CHECK_KEYS)})")
         return
     c.keys(value, CHECK_KEYS, f"task {name}: success_check", line)
+
+
+def run_params(step: Any) -> dict[str, Any] | None:
+    """A run step's task, module and slots as written (``run: NAME`` is ``run: {task: NAME}``); None for
+    other steps and for inline blocks."""
+    if not isinstance(step, dict) or kind_of(step) != "run":
+        return None
+    if isinstance(step.get("run"), str):
+        return {"task": step["run"]}
+    params = params_of(step)
+    return params if isinstance(params, dict) and isinstance(params.get("task"), str) else None
+
+
+def run_problem(catalog: dict[str, tuple[set[str], set[str]]], params: dict[str, Any]) -> tuple[str, str] | None:
+    """What is wrong with running ``params["task"]`` from ``catalog`` (task -> (its pattern slots, its env)):
+    an unknown task, or a slot it needs that is not given."""
+    task = str(params["task"])
+    if task not in catalog:
+        return "no such task", did_you_mean(task, tuple(catalog))
+    slots, env = catalog[task]
+    given = set(params["slots"]) if isinstance(params.get("slots"), dict) else set()
+    missing = sorted(slots - given - env)
+    if missing:
+        return (f"{', '.join('{' + m + '}' for m in missing)} of {task} not given",
+                "slots: {" + ", ".join(f"{m}: ..." for m in missing) + "}")
+    return None
+
+
+def check_local_runs(c: Checker, raw_tasks: list[Any], module: str) -> None:
+    """``run:`` steps naming a task of this same file (no ``module:``, or this one's): checked even when the
+    module has other problems."""
+    catalog = {str(t["name"]): (slots_used(t.get("patterns")), set(env_names(t.get("env"))))
+               for t in raw_tasks if isinstance(t, dict) and t.get("name")}
+    for task in raw_tasks:
+        if not isinstance(task, dict):
+            continue
+        for _, step, line in walk(task.get("steps"), line_of(task)):
+            params = run_params(step)
+            if params is None or params.get("module") not in (None, module):
+                continue
+            problem = run_problem(catalog, params)
+            if problem:
+                c.add(line, f"task {task.get('name')}: run {module}.{params['task']}: {problem[0]}", problem[1])
+
+
+_WHERE = re.compile(r"^step ([\d.]+):")
+
+
+def check_steps(c: Checker, steps: list[Any], name: str, line: int | None) -> None:
+    """Keys of every step (blocks' steps included), then each step parsed; a problem at its own step's line."""
+    lines = {path: at for path, _, at in walk(steps, line)}
+    for i, step in enumerate(steps, start=1):
+        check_step_keys(c, step, f"task {name} step {i}", line_of(step, line))
+        problems: list[str] = []
+        parse_step(copy.deepcopy(step), i, source="template", problems=problems, repairs=[])
+        for problem in problems:
+            where = _WHERE.match(problem)
+            c.add(lines.get(where.group(1)) if where else line_of(step, line), f"task {name}: {problem}")
+
+
+def check_answer(c: Checker, raw: dict[str, Any], name: str, line: int | None) -> None:
+    answer, env = raw.get("answer"), raw.get("env")
+    if answer is not None and (not isinstance(answer, str) or not answer.strip()):
+        c.add(line_of_key(raw, "answer") or line, f"task {name}: answer must be a text such as \"{{last_message}}\"")
+    if env is not None and not (isinstance(env, list) and all(isinstance(v, str) for v in env)) and not (
+            isinstance(env, dict) and all(isinstance(v, str | int | float | None) for v in env.values())):
+        c.add(line_of_key(raw, "env") or line, f"task {name}: env must list slot names, or map each to a default",
+              "env: [contact]   or   env: {contact: 张三}")

@@ -7,20 +7,16 @@ import json
 from typing import Any
 
 from remote.apps import APPS_DIR, ModuleRegistry
+from remote.apps.schema import step_targets, walk
 from remote.commands._modules import registry as module_registry
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.target_ref import parse_role, parse_target
 
 
 def _targets(template_steps: Any) -> list[tuple[str, int | None]]:
-    """Every target a template's steps name: target_ref (and its alternatives), the fallback's, verify_ref."""
-    out = []
-    for step in template_steps:
-        for ref in (step.get("target_ref"), (step.get("fallback") or {}).get("target_ref"), step.get("verify_ref")):
-            for one in ref if isinstance(ref, list) else [ref]:
-                if isinstance(one, str) and one:
-                    out.append((one, getattr(step, "line", None)))
-    return out
+    """Every target a template's steps name (blocks' steps included): target_ref (and its alternatives), the
+    fallback's, verify_ref, a flow step's target and its when's."""
+    return [(ref, line) for _, step, line in walk(list(template_steps)) for ref in step_targets(step)]
 
 
 def _refs(template_steps: Any) -> list[tuple[str, int | None]]:

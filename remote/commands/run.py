@@ -74,7 +74,7 @@ class Progress:
         if phases and sr.elapsed >= 1.0:
             notes.append("time: " + ", ".join(f"{k} {v / 1000:.2f}s" for k, v in phases.items()))
         for note in notes:
-            self._print(f"      {note}")
+            self._print(f"      {'   ' * self.depth.get(sr.step.step, 0)}{note}")
 
     def on_note(self, message: str) -> None:
         self._print(f"warning: {message}")

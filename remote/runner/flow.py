@@ -336,12 +336,13 @@ class Flow:
 
     def _repeat(self, step: StepPlan, args: Repeat, screen: Screen | None, usage: ModelUsage,
                 sr: StepResult) -> Screen | None:
-        watched = args.while_visible or args.until_visible
+        targets = args.while_visible or args.until_visible
+        watched = " | ".join(targets)
         rounds, why = 0, ""
         while rounds < args.max:
             if watched:
                 screen = self._fresh(screen)
-                seen = see(self.tools.locator, screen, [watched])
+                seen = see(self.tools.locator, screen, targets)
                 self._look(sr, Look("visible", watched, seen.found, seen.evidence, seen.method), screen)
                 if bool(seen.found) != bool(args.while_visible):
                     why = f"{watched} {'is no longer' if args.while_visible else 'is'} on the screen"
@@ -355,7 +356,7 @@ class Flow:
             why = f"{args.times} times, as asked" if args.times else f"stopped at max: {args.max} rounds"
             if watched:
                 screen = self._fresh(None)
-                seen = see(self.tools.locator, screen, [watched])
+                seen = see(self.tools.locator, screen, targets)
                 self._look(sr, Look("visible", watched, seen.found, seen.evidence, seen.method), screen)
                 why += f"; {watched} {'is' if seen.found else 'is not'} on the screen"
         return self._done(sr, None, screen, f"{rounds} round{'s' if rounds != 1 else ''}: {why}")

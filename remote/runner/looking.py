@@ -61,11 +61,13 @@ def tiers_for(screen: Screen) -> tuple[str, ...]:
 
 def locate(locator: Locator, screen: Screen, targets: Sequence[str],
            tiers: Sequence[str] | None = None) -> LocateResult | None:
-    """The first of ``targets`` found (free tiers), or the last failure (None for no targets)."""
+    """The first of ``targets`` found (free tiers; ``matched_ref`` says which), or the last failure (None for
+    no targets)."""
     last = None
     for target in targets:
         last = locator.locate_with_fallback(target, tiers or tiers_for(screen), screen)
         if last.success and last.element is not None:
+            last.matched_ref = target
             return last
     return last
 
@@ -75,7 +77,7 @@ def see(locator: Locator, screen: Screen, targets: Sequence[str]) -> Seen:
     loc = locate(locator, screen, targets)
     if loc is not None and loc.success and loc.element is not None:
         box = loc.element.bbox
-        return Seen(True, f"{loc.matched_ref or targets[0]} found by {loc.method_used} at {list(box)}",
+        return Seen(True, f"{loc.matched_ref} found by {loc.method_used} at {list(box)}",
                     loc.method_used, box)
     if screen.secure and screen.tree() is None:
         return Seen(None, "a secure screen with no UI tree", "")

@@ -287,6 +287,8 @@ class SimPhone(BasePhone):
             if self.foreground == self.launcher and abs(dx) > self.size[0] / 8 and abs(dx) > abs(dy):
                 self.launcher_page = min(apps.LAUNCHER_PAGES - 1, self.launcher_page + 1) if dx < 0 \
                     else max(0, self.launcher_page - 1)
+            elif self.foreground != self.launcher and abs(dy) > abs(dx):
+                apps.on_scroll(self, self.metrics, dy)
             self.changed()
 
     def type_text(self, text: str) -> bool:

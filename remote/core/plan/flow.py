@@ -120,8 +120,8 @@ class RunTask:
 class Repeat:
     max: int                       # rounds at most (times, when given)
     times: int | None = None
-    while_visible: str | None = None
-    until_visible: str | None = None
+    while_visible: tuple[str, ...] = ()    # targets: any of them on the screen
+    until_visible: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -279,15 +279,20 @@ def _repeat(r: ParamReader, target_ref: str | None, body: int) -> Repeat:
     if body == 0:
         r.problems.append("needs steps: [...] (the block to repeat)")
     times = _rounds(r, "times") if "times" in r.params else None
-    watched = {k: r.params.get(k) for k in ("while_visible", "until_visible") if k in r.params}
-    for key, value in watched.items():
-        if not isinstance(value, str) or not value.strip():
-            r.problems.append(f"{key} must be a target, not {str(value)[:40]!r}")
+    watched: dict[str, tuple[str, ...]] = {}
+    for key in ("while_visible", "until_visible"):
+        if key not in r.params:
+            continue
+        value = r.params[key]
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(v, str) and v.strip() for v in items):
+            r.problems.append(f"{key} must be a target (or a list of them), not {str(value)[:40]!r}")
+        watched[key] = tuple(str(v).strip() for v in items)
     if watched and "max" not in r.params:
         r.problems.append(f"is an unbounded loop: {next(iter(watched))} needs max: N (rounds, 1..{MAX_ROUNDS})")
     most = _rounds(r, "max") if "max" in r.params else None
-    return Repeat(max=most or times or 1, times=times, while_visible=watched.get("while_visible"),
-                  until_visible=watched.get("until_visible"))
+    return Repeat(max=most or times or 1, times=times, while_visible=watched.get("while_visible", ()),
+                  until_visible=watched.get("until_visible", ()))
 
 
 def _retry(r: ParamReader, target_ref: str | None, body: int) -> Retry:
@@ -344,7 +349,7 @@ def describe(args: FlowArgs, targets: tuple[str, ...]) -> str:
         if args.times is not None:
             return f"{args.times} times"
         kind = "while_visible" if args.while_visible else "until_visible"
-        return f"{kind} {args.while_visible or args.until_visible} (max {args.max})"
+        return f"{kind} {' | '.join(args.while_visible or args.until_visible)} (max {args.max})"
     if isinstance(args, Retry):
         return f"up to {args.times} tries"
     return what

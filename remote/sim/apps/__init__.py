@@ -72,6 +72,12 @@ def on_enter(phone: Phone) -> None:
         module.on_enter(phone)
 
 
+def on_scroll(phone: Phone, m: Metrics, dy_px: int) -> None:
+    """A vertical swipe in an app: Settings scrolls its lists (the other apps' lists fit their screens)."""
+    if phone.foreground == SETTINGS and not phone.loading:
+        settings.scroll(phone, m, dy_px)
+
+
 def on_editor_action(phone: Phone, code: int) -> None:
     module = _MODULES.get(phone.foreground)
     if module is not None:
