@@ -20,7 +20,15 @@ import traceback
 from collections.abc import Sequence
 
 from remote import __version__
-from remote.cli_values import non_negative_int, port, port_or_zero, positive_float, positive_int, task_text
+from remote.cli_values import (
+    env_pair,
+    non_negative_int,
+    port,
+    port_or_zero,
+    positive_float,
+    positive_int,
+    task_text,
+)
 from remote.errors import ExitCode, RemoteError
 
 EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay),
@@ -81,8 +89,12 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
   remote run "打开WLAN" --dry-run            # plan, and check what the current screen allows
   remote run "在浏览器搜索天气" --json --max-seconds 60
   remote run "打开设置" --device emulator-5554 --device emulator-5556   # both phones at once
-  remote run "打开设置" --all-devices --adb-port 5038                  # every phone of that adb server""")
+  remote run "打开设置" --all-devices --adb-port 5038                  # every phone of that adb server
+  remote run --device sim "蓝牙是否打开" --json                          # a question: "answer": false
+  remote run --device sim "发早安消息" -e contact=张三                    # a slot the sentence does not say""")
     p.add_argument("task", type=task_text, help="what to do, in one sentence (Chinese or English)")
+    p.add_argument("-e", "--env", metavar="KEY=VALUE", type=env_pair, action="append", default=None,
+                   help="fill the template's {KEY} when the sentence does not (repeatable; the sentence wins)")
     add_device_args(p, many=True)
     p.add_argument("--all-devices", action="store_true",
                    help="run the task on every connected phone in parallel (docs/fleet.md)")

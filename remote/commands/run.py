@@ -164,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(max_steps=args.max_steps, max_seconds=args.max_seconds,
                     budget=Budget(max_model_calls=args.max_model_calls, max_tokens=args.max_tokens))
     options = RunOptions(strategy=LocateStrategy(args.strategy), dry_run=args.dry_run, yes=args.yes,
-                         module=args.module, runs_dir=Path(args.runs_dir) if args.runs_dir else None)
+                         module=args.module, runs_dir=Path(args.runs_dir) if args.runs_dir else None,
+                         env=tuple(args.env or ()))
     with open_device(args) as (adb, sim):
         runner = build_runner(adb, llm=llm, limits=limits, options=options, person=TerminalPerson(),
                               registry=module_registry(),

@@ -9,6 +9,7 @@ notifications; the result names the run record.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -122,6 +123,8 @@ def summary(result: TaskResult) -> str:
     lines = [f"{result.status.value.upper()}: {result.task}",
              f"module {result.module or '-'}, {ok}/{len(result.step_results)} steps ok, {calls} model calls, "
              f"{result.total_time:.1f} s"]
+    if result.answer is not None:   # a question task's typed answer, as JSON: "明天见", true, 13
+        lines.insert(1, f"answer: {json.dumps(result.answer, ensure_ascii=False)}")
     if result.final_check is not None:
         verdict = {True: "passed", False: "FAILED", None: "undecided"}[result.final_check.passed]
         lines.append(f"final check {verdict}: {result.final_check.summary}")

@@ -31,6 +31,22 @@ _VERSION_SPEC = re.compile(r"^\s*(>=|<=|==|!=|>|<|=)?\s*[vV]?(\d+(?:\.\d+){0,4})
 _VERSION = re.compile(r"(\d+(?:\.\d+){0,4})")
 
 
+MAX_ENV_VALUE_CHARS = 10_000
+_ENV_KEY = re.compile(r"^\w{1,40}$")
+
+
+def env_entry(key: Any, value: Any) -> tuple[str, str]:
+    """One ``-e KEY=VALUE`` (or a batch entry's ``env:`` item) checked: ValueError says why it is not one."""
+    if not isinstance(key, str) or not _ENV_KEY.match(key):
+        raise ValueError(f"{str(key)[:40]!r} is not a slot name (letters, digits and _)")
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError(f"the value of {key} must be text, not {str(value)[:40]!r}")
+    text = str(value)
+    if len(text) > MAX_ENV_VALUE_CHARS:
+        raise ValueError(f"the value of {key} is {len(text)} characters long; at most {MAX_ENV_VALUE_CHARS}")
+    return key, text
+
+
 class ReadError(ValueError):
     """A text that does not give a value of the wanted type; the message quotes what was read."""
 
