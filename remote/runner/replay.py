@@ -16,6 +16,7 @@ from PIL import Image
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.record.report import load_record
+from remote.runner.looking import again
 
 CENTER_TOLERANCE_PX = 4
 
@@ -23,7 +24,7 @@ CENTER_TOLERANCE_PX = 4
 @dataclass
 class Decision:
     step: int
-    kind: str          # "locate" | "verify"
+    kind: str          # "locate" | "verify" | "look" (a flow step's: is it there, what does it say)
     recorded: str
     replayed: str
     changed: bool
@@ -66,6 +67,24 @@ def _said(found: bool, tier: str, box: Any) -> str:
     return f"{'found' if found else 'not found'} {tier} {box or ''}".strip()
 
 
+def _looks(run_dir: Path, n: int, sr: dict[str, Any], locator: HybridLocator) -> list[Decision]:
+    """A flow step's looks (its when, waits, scrolls, reads), decided again on the screens they were made on."""
+    out = []
+    for look in sr.get("looks") or []:
+        if not isinstance(look, dict):
+            continue
+        what = f"{look.get('kind')} {look.get('target')}"
+        image = _image(run_dir, look.get("image"))
+        if image is None:
+            if look.get("kind") in ("app", "version"):
+                out.append(Decision(n, "look", f"{what}: {look.get('seen')}", "-", False,
+                                    "decided by the phone (the app in front, its version): not replayable offline"))
+            continue
+        recorded, replayed = again(look, sr.get("step") or {}, Screen(image, _xml(run_dir, look.get("xml"))), locator)
+        out.append(Decision(n, "look", f"{what}: {recorded}", f"{what}: {replayed}", recorded != replayed))
+    return out
+
+
 def replay_run(run_dir: str | Path, *, verifier: Any = None) -> list[Decision]:
     """Every decision of the record, re-made; ``changed`` marks the ones that differ."""
     from remote.ai.verifier import Verifier
@@ -85,6 +104,7 @@ def replay_run(run_dir: str | Path, *, verifier: Any = None) -> list[Decision]:
         if step.get("target_ref") and recorded and before is not None:
             screen = Screen(before, _xml(run_dir, arts.get("before_xml")))
             out.append(_locate_decision(n, step, recorded, screen, locator))
+        out += _looks(run_dir, n, sr, locator)
         after = _image(run_dir, arts.get("after"))
         verdict = sr.get("verify_result") or {}
         if before is not None and after is not None and verdict.get("method") in ("pixel", "tree"):
