@@ -53,17 +53,19 @@ class ModuleRegistry:
         self.warnings: list[Problem] = []
         self._broken_keywords: dict[str, tuple[str, ...]] = {}
         self._handlers: dict[str, AppHandler] = {}
+        self._broken_dirs: dict[str, Path] = {}
         for base in dirs:
             for config in sorted(Path(base).glob("*/config.yaml")):
                 module, problems = read_module(config.parent)
                 if module is None:
                     self.broken[config.parent.name] = problems
+                    self._broken_dirs[config.parent.name] = config.parent
                     self._broken_keywords[config.parent.name] = _keywords_of(config)
                     continue
                 self.warnings += problems
                 self.modules[module.name] = module
         # A template that runs an unknown task fails when it runs; `modules check` names it now.
-        self.links = check_runs(self.modules, set(self.broken))
+        self.links = check_runs(self.modules, self._broken_dirs)
 
     @property
     def problems(self) -> list[Problem]:

@@ -9,34 +9,52 @@ and line of the ``run`` step::
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from remote.apps.base import AppModule, TaskTemplate
 from remote.apps.schema import Problem, did_you_mean, run_params, run_problem, walk
 from remote.core.plan.values import SLOT
+from remote.errors import ConfigError
+from remote.yamlfile import line_of, load_yaml
 
 Ref = tuple[str, str]   # (module, task)
 
 
-def check_runs(modules: dict[str, AppModule], broken: set[str]) -> list[Problem]:
+def check_runs(modules: dict[str, AppModule], broken: dict[str, Path]) -> list[Problem]:
     """Problems of the ``run:`` steps that name another module, and loops of templates running each other
-    (a run of the same module is checked with its file: ``schema.check_local_runs``)."""
+    (a run of the same module is checked with its file: ``schema.check_local_runs``). ``broken``: the
+    folders of the modules that could not be loaded, whose templates are read as written."""
     problems: list[Problem] = []
     edges: dict[Ref, list[tuple[Ref, int | None]]] = {}
-    for module in modules.values():
-        for template in module.templates:
-            for _, step, line in walk(list(template.steps), template.line):
+    sources = [(m.name, m.path / "tasks.yaml", [(t.name, list(t.steps), t.line) for t in m.templates])
+               for m in modules.values()] + [(name, folder / "tasks.yaml", _raw_tasks(folder / "tasks.yaml"))
+                                             for name, folder in broken.items()]
+    for name, path, templates in sources:
+        for task, steps, task_line in templates:
+            for _, step, line in walk(steps, task_line):
                 params = run_params(step)
                 if params is None:
                     continue
-                ref = (str(params.get("module") or module.name), str(params["task"]))
-                problem = None if ref[0] == module.name else _problem(modules, broken, ref, params)
+                ref = (str(params.get("module") or name), str(params["task"]))
+                problem = None if ref[0] == name else _problem(modules, set(broken), ref, params)
                 if problem:
-                    problems.append(Problem(module.path / "tasks.yaml", line,
-                                            f"task {template.name}: run {ref[0]}.{ref[1]}: {problem[0]}", problem[1]))
-                elif ref[0] in modules:
-                    edges.setdefault((module.name, template.name), []).append((ref, line))
+                    problems.append(Problem(path, line, f"task {task}: run {ref[0]}.{ref[1]}: {problem[0]}",
+                                            problem[1]))
+                elif ref[0] in modules and name in modules:
+                    edges.setdefault((name, task), []).append((ref, line))
     return problems + _loops(modules, edges)
+
+
+def _raw_tasks(path: Path) -> list[tuple[str, list[Any], int | None]]:
+    """A broken module's templates as written (whatever of them can be read)."""
+    try:
+        data = load_yaml(path) if path.is_file() else None
+    except ConfigError:
+        return []
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    return [(str(t.get("name")), t["steps"], line_of(t)) for t in tasks or []
+            if isinstance(t, dict) and isinstance(t.get("steps"), list)] if isinstance(tasks, list) else []
 
 
 def _problem(modules: dict[str, AppModule], broken: set[str], ref: Ref, params: dict[str, Any]) -> tuple[str, str] | None:

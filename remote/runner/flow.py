@@ -34,7 +34,7 @@ from remote.core.plan.flow import (
     WaitUntil,
     is_flow,
 )
-from remote.core.plan.values import ReadError, Value, convert, version_holds
+from remote.core.plan.values import version_holds
 from remote.core.records import (
     FailureReason,
     Look,
@@ -48,7 +48,7 @@ from remote.core.records import (
 )
 from remote.errors import BudgetExceeded, ConfigError
 from remote.runner.final_check import FinalChecker
-from remote.runner.looking import OCR_TIERS, Reading, read, see, shows, switch, tree_can_tell
+from remote.runner.looking import OCR_TIERS, Reading, read, see, shows, switch, tree_can_tell, value_of
 from remote.runner.scope import Scope
 from remote.runner.step_runner import StepRunner
 from remote.runner.tools import fail
@@ -57,6 +57,9 @@ POLL_S = 0.3               # between two looks of a wait or an assert
 SCROLL_SETTLE_S = 0.4      # after a swipe, before the next look
 FINGER = {"down": "up", "up": "down", "left": "right", "right": "left"}   # the list goes down: the finger up
 KEPT_SCREENS = 3           # a step keeps the screens of its last looks only (a repeat may look 50 times)
+# Failures another try cannot mend: nobody allowed it, nobody is there, the plan gave up, the setup is wrong.
+FINAL = (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON, FailureReason.GAVE_UP, FailureReason.CONFIG,
+         FailureReason.APP_MISSING, FailureReason.INVALID_PLAN)
 
 
 @dataclass
@@ -193,7 +196,7 @@ class Flow:
             clock.sleep(min(POLL_S, (args.timeout_ms - waited) / 1000))
         self._look(sr, Look(kind, " | ".join(step.targets), seen.found, seen.evidence, seen.method), shot)
         sr.screenshot_before = shot
-        said = f"after {waited} ms ({looks} look{'s' if looks > 1 else ''})"
+        said = f"after {waited} ms, {looks} look{'s' if looks > 1 else ''}"
         if seen.found is args.visible:
             sr.status = StepStatus.SUCCESS
             sr.notes.append(f"{kind} {said}: {seen.evidence}"[:300])
@@ -239,13 +242,7 @@ class Flow:
         if not reading.texts and reading.checked is None and self.tools.vision is not None \
                 and args.source in ("from", "below", "right_of"):
             reading = self._read_with_model(shot, args, step, reading)
-        value: Value | None = None
-        error = reading.evidence
-        try:
-            value = reading.checked if args.kind == "bool" and reading.checked is not None else \
-                convert(reading.texts, args.kind, args.pattern)
-        except ReadError as exc:
-            error = str(exc) + (f" (read by {reading.method})" if reading.method else "")
+        value, error = value_of(reading, args)
         target = " | ".join(step.targets) or args.source
         sr.screenshot_before = shot
         if value is None:
@@ -369,7 +366,7 @@ class Flow:
             if failed is None:
                 return self._done(sr, None, screen, f"succeeded on try {attempt} of {args.times}")
             sr.notes.append(f"try {attempt} failed: step {failed.step.step}: {failed.error_message}"[:300])
-            if failed.abort:
+            if failed.failure in FINAL:
                 break
             screen = None
         assert failed is not None

@@ -23,7 +23,7 @@ from remote.core.locate.tree_facts import switch_state
 from remote.core.locate.ui_tree import UINode, UITree
 from remote.core.plan.actions import ActionName, ArgsError
 from remote.core.plan.flow import Extract, parse_any
-from remote.core.plan.values import ReadError, convert
+from remote.core.plan.values import ReadError, Value, convert
 from remote.core.records import LocateResult
 from remote.runner.protocols import Locator
 
@@ -225,34 +225,36 @@ def _beside_by_ocr(screen: Screen, anchor: BBox, side: str) -> Reading:
     return Reading(evidence=f"nothing {side.replace('_', ' ')} the target; {shows(screen)}")
 
 
+def value_of(reading: Reading, args: Extract) -> tuple[Value | None, str]:
+    """The typed value of a reading, or None and why: a switch's state for a bool, else the texts converted."""
+    try:
+        if reading.checked is not None and args.kind == "bool":
+            return reading.checked, ""
+        if reading.texts or not reading.evidence:   # evidence without texts: nothing was found to read
+            return convert(reading.texts, args.kind, args.pattern), ""
+    except ReadError as exc:
+        return None, str(exc) + (f" (read by {reading.method})" if reading.method else "")
+    return None, reading.evidence
+
+
 # ---------------------------------------------------------------------------------------------- replay
 def again(look: dict[str, Any], step: dict[str, Any], screen: Screen, locator: Locator) -> tuple[str, str]:
     """A recorded look decided again on its recorded screen: (what the run saw, what is seen now), in words
     that are equal when the decision is the same."""
     kind, targets = str(look.get("kind")), [t for t in str(look.get("target") or "").split(" | ") if t]
     if kind == "extract":
+        recorded = f"read {look.get('value')!r}" if look.get("seen") else "not read"
         try:
             args = parse_any(ActionName.EXTRACT, dict(step.get("params") or {}), step.get("target_ref"))
         except ArgsError as exc:
-            return _said(look), f"not replayable: {'; '.join(exc.problems)[:120]}"
+            return recorded, f"not replayable: {'; '.join(exc.problems)[:120]}"
         assert isinstance(args, Extract)
-        reading = read(locator, screen, args, tuple(t for t in (step.get("target_ref"), *(step.get("alternatives")
-                                                                                           or ())) if t))
-        try:
-            value: Any = reading.checked if args.kind == "bool" and reading.checked is not None else \
-                convert(reading.texts, args.kind, args.pattern)
-        except ReadError as exc:
-            return _said(look), f"not read ({exc})"[:160]
-        return _said(look), f"read {value!r}"
+        refs = tuple(t for t in (step.get("target_ref"), *(step.get("alternatives") or ())) if t)
+        value, _ = value_of(read(locator, screen, args, refs), args)
+        return recorded, "not read" if value is None else f"read {value!r}"
     seen = switch(locator, screen, targets) if kind in ("checked", "not_checked") else see(locator, screen, targets)
-    return _said(look), _seen_words(seen.found)
+    return _seen_words(look.get("seen")), _seen_words(seen.found)
 
 
-def _seen_words(found: bool | None) -> str:
-    return {True: "yes", False: "no", None: "could not tell"}[found]
-
-
-def _said(look: dict[str, Any]) -> str:
-    if look.get("kind") == "extract":
-        return f"read {look.get('value')!r}" if look.get("seen") else f"not read ({look.get('evidence')})"[:160]
-    return _seen_words(look.get("seen"))
+def _seen_words(found: Any) -> str:
+    return "yes" if found is True else "no" if found is False else "could not tell"
