@@ -164,3 +164,30 @@ def test_an_answer_keeps_its_type_and_minus_e_values_are_checked():
 def test_a_step_with_unusable_flow_args_cannot_be_built():
     with pytest.raises(ArgsError):
         StepPlan(1, ActionName.WAIT_UNTIL, params={"visible": "text:x", "timeout_ms": "NaN"}, target_ref="text:x")
+
+
+def _same(a: StepPlan, b: StepPlan) -> None:
+    assert (a.action, a.targets, a.args, a.when, a.description) == (b.action, b.targets, b.args, b.when, b.description)
+    assert len(a.steps) == len(b.steps)
+    for x, y in zip(a.steps, b.steps, strict=True):
+        _same(x, y)
+
+
+def test_every_step_written_back_as_a_template_parses_to_itself_and_passes_modules_check(tmp_path):
+    """What a compiler of runs (learned templates) emits with to_template() is a valid tasks.yaml step."""
+    from remote.apps import ModuleRegistry
+    from remote.apps.schema import Checker, check_step_keys
+
+    registry = ModuleRegistry()
+    steps = [one(dict(raw)) for m in registry.modules.values() for t in m.templates for raw in t.steps]
+    steps.append(one({"repeat": {"while_visible": "text:加载更多", "max": 4, "steps": [
+        {"extract": {"region": [0, 0, 500, 100], "as": "t", "type": "list", "pattern": r"\d+"}},
+        {"action": "tap", "target_ref": ["text:更多", "desc:更多"], "when": {"not_checked": "role:toggle:x"},
+         "wait_after": 900, "fallback": {"action": "press_key", "params": {"key": "BACK"}}}]}}))
+    assert len(steps) > 60 and any(s.steps for s in steps)
+    checker = Checker(tmp_path / "tasks.yaml")
+    for step in steps:
+        written = step.to_template()
+        _same(one(written), step)
+        check_step_keys(checker, written, "step", 1)
+    assert checker.problems == []

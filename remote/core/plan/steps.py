@@ -13,7 +13,7 @@ from typing import Any
 
 from remote.core.plan.actions import ActionName
 from remote.core.plan.checks import FailureScreen, SuccessCheck
-from remote.core.plan.flow import FlowArgs, StepArgs, When, describe, parse_any
+from remote.core.plan.flow import TARGET_KEYS, FlowArgs, StepArgs, When, describe, parse_any
 
 
 class TargetType(enum.StrEnum):
@@ -96,6 +96,34 @@ class StepPlan:
         out: dict[str, Any] = to_jsonable(self)
         out["when"] = self.when.to_dict() if self.when is not None else None
         out["steps"] = [s.to_dict() for s in self.steps]
+        return out
+
+    def to_template(self) -> dict[str, Any]:
+        """The step as a module author writes it in tasks.yaml (what a compiler of runs emits): a flow kind as
+        its key, an action with ``action:``, only what differs from the defaults. Parsing it gives this step."""
+        targets: Any = list(self.targets) if len(self.targets) > 1 else self.target_ref
+        params = to_jsonable(self.params)
+        out: dict[str, Any]
+        if isinstance(self.args, FlowArgs):
+            key = TARGET_KEYS.get(self.action.value, ("",))[0]
+            if key == "target" and targets:
+                params = {"target": targets, **params}
+            if self.steps:
+                params["steps"] = [s.to_template() for s in self.steps]
+            out = {self.action.value: params, **({"wait_before": self.wait_before} if self.wait_before else {})}
+        else:
+            out = {"action": self.action.value, **({"target_ref": targets} if targets else {}),
+                   **({"params": params} if params else {})}
+            defaults = {"timeout": 3000, "retry": 2, "wait_before": 0, "wait_after": 300}
+            out.update({k: getattr(self, k) for k, v in defaults.items() if getattr(self, k) != v})
+            if self.verify_ref:
+                out["verify_ref"] = self.verify_ref
+            if self.fallback is not None:
+                out["fallback"] = self.fallback.to_template()
+        if self.description:
+            out["description"] = self.description
+        if self.when is not None:
+            out["when"] = self.when.to_dict()
         return out
 
 
