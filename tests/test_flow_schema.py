@@ -191,3 +191,14 @@ def test_every_step_written_back_as_a_template_parses_to_itself_and_passes_modul
         _same(one(written), step)
         check_step_keys(checker, written, "step", 1)
     assert checker.problems == []
+
+
+def test_a_models_sensitive_step_inside_a_block_still_asks():
+    from remote.apps import ModuleRegistry
+    from remote.runner.task_runner import TaskRunner
+
+    plan = parse_plan({"steps": [{"action": "retry", "params": {"times": 2}, "steps": [
+        {"action": "tap", "target_ref": "text:确认支付"}, {"action": "call", "params": {"number": "10086"}}]}],
+        "success_criteria": "x"})
+    marked = TaskRunner._marked(plan, ModuleRegistry().modules["wechat"])
+    assert [s.sensitive for s in marked.steps[0].steps] == [True, True]

@@ -53,7 +53,7 @@ from remote.runner.final_check import FinalChecker
 from remote.runner.flow import Flow, Hooks
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
-from remote.runner.scope import Scope
+from remote.runner.scope import Scope, walk
 from remote.runner.step_runner import StepRunner
 from remote.runner.tools import AppMissing, Apps, Capture, StepTools
 
@@ -182,8 +182,9 @@ class TaskRunner:
 
     @staticmethod
     def _marked(plan: TaskPlan, module: AppModule) -> TaskPlan:
-        """A model's steps get the sensitivity rules: a model cannot opt a payment out of confirmation."""
-        for step in plan.steps:
+        """A model's steps get the sensitivity rules: a model cannot opt a payment out of confirmation (nor hide
+        one in a block: a repeat's or retry's steps are marked too)."""
+        for step in walk(plan.steps):
             mark(step, module.sensitive)
         return plan
 
