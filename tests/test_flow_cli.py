@@ -195,6 +195,12 @@ def test_replay_decides_every_look_again_and_sees_a_changed_one(flows, capsys):
     assert "CHANGED step" in capsys.readouterr().out
 
 
+def test_a_dry_run_of_a_question_is_valid_and_answers_nothing(flows, capsys):
+    code, out, record = run(capsys, "流程演示李四", "fast.yaml", "--dry-run")
+    assert code == 0 and out["answer"] is None and (out["steps_not_checked"], out["steps"]) == (11, 12)
+    assert record["device_state"]["commands"].count("input keyevent 24") == 0
+
+
 def test_modules_check_names_flow_mistakes_with_file_and_line(flows, capsys):
     folder = write_module(flows / "mods", "broken", "name: broken\nkeywords: [坏]\n", """\
         tasks:

@@ -376,7 +376,7 @@ class Flow:
     # ------------------------------------------------------------------ the answer
     def answer(self, result: TaskResult, plan: TaskPlan) -> None:
         """A question task's answer, once its final check passed: typed, or the run fails saying what is missing."""
-        if result.status is not TaskStatus.SUCCESS or not plan.answer:
+        if result.status is not TaskStatus.SUCCESS or not plan.answer or self.tools.dry_run:
             return
         try:
             result.answer = self.scope.answer(plan.answer)
