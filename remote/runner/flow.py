@@ -250,7 +250,9 @@ class Flow:
             fail(sr, FailureReason.NOT_READ, f"extract {args.name} from {target}: {error}"[:500])
             return shot
         self.scope.variables[args.name] = value
-        self._look(sr, Look("extract", target, True, f"read {reading.texts!r}"[:200], reading.method, value), shot)
+        said = f"the switch is {'on' if value else 'off'}" if reading.checked is not None and args.kind == "bool" \
+            else f"read {reading.texts!r}"
+        self._look(sr, Look("extract", target, True, said[:200], reading.method, value), shot)
         sr.status = StepStatus.SUCCESS
         sr.notes.append(f"{args.name} = {value!r} (read by {reading.method})"[:300])
         return shot
