@@ -116,6 +116,16 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help="allow sensitive steps (calls, payments, deep links, deletions) without asking")
     p.add_argument("--json", action="store_true", help="print the run summary as one JSON object on stdout")
     p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run records go")
+    add_learn_args(p)
+
+
+def add_learn_args(p: argparse.ArgumentParser) -> None:
+    """Learning (docs/learning.md): where learned tasks live, and switching it off."""
+    p.add_argument("--learned-dir", metavar="DIR", default=None,
+                   help="where learned tasks are kept and looked for (default: REMOTE_LEARNED_DIR, else "
+                        "~/.local/share/remote/learned)")
+    p.add_argument("--no-learn", action="store_true",
+                   help="write nothing learned: no new learned task from a model's success, no replay counts")
 
 
 def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -245,9 +255,17 @@ def _module_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = _command(sub, "modules", "list app modules and their task templates; check them; review learned images", """\
   remote modules                 # every module and its templates
   remote modules check           # validate every YAML key, slot, image and alias (file:line)
-  remote modules learned         # reference variants the vision model taught""")
-    p.add_argument("action", nargs="?", choices=["list", "check", "learned"], default="list",
-                   help="list the modules; check them (exit 1 on a problem); list learned images")
+  remote modules learned         # learned tasks (replays, heals, trusted) and learned reference images
+  remote modules promote learned_1f2e3d4c             # trust a learned task now
+  remote modules adopt learned_1f2e3d4c --module wechat   # move it into a module's tasks.yaml""")
+    p.add_argument("action", nargs="?", choices=["list", "check", "learned", "promote", "forget", "adopt"],
+                   default="list",
+                   help="list the modules; check them (exit 1 on a problem); list learned tasks and images; "
+                        "promote, forget or adopt a learned task (docs/learning.md)")
+    p.add_argument("name", nargs="?", default=None, help="the learned task (promote, forget, adopt)")
+    p.add_argument("--module", metavar="NAME", default=None, help="adopt: the module that takes the learned task")
+    p.add_argument("--learned-dir", metavar="DIR", default=None,
+                   help="the learned tasks' folder (default: REMOTE_LEARNED_DIR, else ~/.local/share/remote/learned)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 

@@ -202,7 +202,9 @@ def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMC
 @dataclass(frozen=True)
 class Settings:
     """Device-side settings: ADB_PATH, ADB_SERIAL, OPERATION_DELAY (seconds after each action), and
-    REMOTE_MODULES: folders of app modules besides the shipped ones (separated like PATH)."""
+    REMOTE_MODULES: folders of app modules besides the shipped ones (separated like PATH), REMOTE_LEARNED_DIR:
+    where learned tasks go (default ``$XDG_DATA_HOME/remote/learned``, i.e. ``~/.local/share/remote/learned``),
+    REMOTE_LEARN_TRUST_AFTER: clean replays before a learned task is trusted (default 2)."""
 
     adb_path: str = ""
     adb_serial: str = ""
@@ -210,6 +212,8 @@ class Settings:
     adb_host: str = "127.0.0.1"
     adb_port: int = 5037
     module_dirs: tuple[Path, ...] = ()
+    learned_dir: Path | None = None        # from_env fills it in
+    learn_trust_after: int = 2
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv_path: str | Path | None = None) -> Settings:
@@ -217,12 +221,17 @@ class Settings:
         try:
             delay = float(env.get("OPERATION_DELAY") or 0)
             port = int(env.get("ANDROID_ADB_SERVER_PORT") or 5037)
+            trust = int(env.get("REMOTE_LEARN_TRUST_AFTER") or 2)
         except ValueError as exc:
-            raise ConfigError(f"OPERATION_DELAY / ANDROID_ADB_SERVER_PORT must be numbers ({exc})") from exc
+            raise ConfigError("OPERATION_DELAY / ANDROID_ADB_SERVER_PORT / REMOTE_LEARN_TRUST_AFTER must be numbers "
+                              f"({exc})") from exc
+        data_home = Path(env.get("XDG_DATA_HOME") or "~/.local/share").expanduser()
+        learned = Path(env["REMOTE_LEARNED_DIR"]).expanduser() if env.get("REMOTE_LEARNED_DIR") \
+            else data_home / "remote" / "learned"
         dirs = tuple(Path(d).expanduser() for d in (env.get("REMOTE_MODULES") or "").split(os.pathsep) if d.strip())
         return cls(module_dirs=dirs, adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
                    operation_delay=max(0.0, delay), adb_host=env.get("ANDROID_ADB_SERVER_HOST") or "127.0.0.1",
-                   adb_port=port)
+                   adb_port=port, learned_dir=learned, learn_trust_after=max(1, trust))
 
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")

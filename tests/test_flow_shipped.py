@@ -140,3 +140,29 @@ def test_a_models_plan_may_check_read_and_answer(make_runner, sim_phone, model_s
     result = make_runner(llm_config).run("王五的消息是什么时候发的")
     assert result.status is TaskStatus.SUCCESS, result.error_message
     assert result.answer == "王五: 昨天" and result.model_usage.calls == 1 and result.plan.source == "model"
+
+
+@pytest.mark.slow
+@pytest.mark.sim(wechat_permission_dialog=True)
+def test_a_learned_task_keeps_its_flow_steps_and_replays_them_free(make_runner, sim_phone, model_server, llm_config,
+                                                                   tmp_path):
+    """The model's plan answers the dialog only when it is there and checks the list mid-way; learned (issue 27),
+    the task keeps both, as written, and replays with no model: the `when` skips on a phone with no dialog."""
+    from remote.apps.learned import LearnedStore
+    from remote.runner.learner import Learner
+
+    store = LearnedStore(tmp_path / "learned")
+    model_server.script("plan", plan({"action": "launch_app", "params": {"package": "com.tencent.mm"}},
+                                     {"action": "tap", "target_ref": "text:允许", "when": {"visible": "text:允许"}},
+                                     {"action": "assert_visible", "target_ref": "text:通讯录"},
+                                     {"action": "tap", "target_ref": "role:RelativeLayout:通讯录"},
+                                     check={"text": "新的朋友"}))
+    first = make_runner(llm_config, learner=Learner(store)).run("看看微信的联系人列表")
+    assert first.status is TaskStatus.SUCCESS and first.learning.get("learned"), first.error_message
+    written = store.get(first.learning["learned"]).template.steps
+    assert {"assert_visible": {"target": "text:通讯录"}} in written
+    assert any(s.get("when") == {"visible": "text:允许"} for s in written)
+    sim_phone.home()
+    again = make_runner(llm_config, learner=Learner(store)).run("看看微信的联系人列表")
+    assert again.status is TaskStatus.SUCCESS and again.model_usage.calls == 0, again.error_message
+    assert again.plan.source == "learned" and StepStatus.SKIPPED in [sr.status for sr in again.step_results]

@@ -15,9 +15,13 @@ from typing import Any
 import pytest
 
 from remote import cli
+from remote.apps.learned import LearnedStore
+from remote.core.device.adb_controller import ADBController
 from remote.core.records import TaskStatus
 from remote.runner import RunOptions, build_runner
 from remote.runner.clock import Clock
+from remote.runner.learner import Learner
+from remote.sim import serve
 from remote.sim.trace import TracePhone
 from tests.support.model_fixtures import SECRET_KEY
 from tests.support.runner_fixtures import no_sleep
@@ -80,10 +84,12 @@ def test_trace_phone_paths_at_droidbots_points(folder, index, path):
 @pytest.mark.slow
 @pytest.mark.parametrize("folder, index, path", CASES)
 def test_a_recorded_path_replayed_as_taps_ends_in_its_last_state(folder, index, path, fast_adb, sim_phone,
-                                                                 model_server, llm_config):
+                                                                 model_server, llm_config, sim_scenario, tmp_path):
     model_server.script("plan", plan_of(path, sim_phone.recording))
+    learned = LearnedStore(tmp_path / "learned")
     runner = build_runner(fast_adb, llm=llm_config, options=RunOptions(runs_dir=None),   # no record: no PNGs
-                          device_state=sim_phone.snapshot, clock=Clock(300, sleep=no_sleep))
+                          device_state=sim_phone.snapshot, clock=Clock(300, sleep=no_sleep),
+                          learner=Learner(learned))
     result = runner.run(f"replay recorded path number {index}")
     snap = sim_phone.snapshot()
     assert snap["trace_state"] == expected_end(path)
@@ -93,6 +99,22 @@ def test_a_recorded_path_replayed_as_taps_ends_in_its_last_state(folder, index, 
     assert not [n for sr in result.step_results for n in sr.notes if n.startswith("dismissed")]
     assert result.status is TaskStatus.SUCCESS, result.error_message
     assert snap["unrecorded_inputs"] == 0
+    assert result.learning.get("learned"), result.learning
+
+    # Learned: the same path on a fresh trace phone, with no model at all (docs/learning.md)
+    with serve(sim_scenario) as second:
+        adb = ADBController(second.serial, port=second.port, socket_timeout=5, command_timeout=10,
+                            state_dir=str(tmp_path / "ime2"), sleep=no_sleep)
+        try:
+            replay = build_runner(adb.connect(), llm=None, options=RunOptions(runs_dir=None),
+                                  device_state=second.phone.snapshot, clock=Clock(300, sleep=no_sleep),
+                                  learner=Learner(learned)).run(f"replay recorded path number {index}")
+        finally:
+            adb.close()
+        again = second.phone.snapshot()
+    assert replay.status is TaskStatus.SUCCESS and replay.plan_source == "learned", replay.error_message
+    assert replay.model_usage.calls == 0 and again["trace_state"] == expected_end(path)
+    assert again["unrecorded_inputs"] == 0
 
 
 def test_the_run_command_replays_a_path_from_a_scenario_file(model_server, tmp_path, monkeypatch, capsys):

@@ -211,7 +211,7 @@ def read_module(folder: Path) -> tuple[AppModule | None, list[Problem]]:
     fixed = _fixed_points(conf, cfg, cfg.get("fixed_points"))
     failures = tuple(check_failures(conf, cfg.get("failures"), line_of_key(cfg, "failures")))
     tasks = Checker(folder / "tasks.yaml")
-    templates = tuple(_load_templates(tasks, failures, name)) if tasks.path.is_file() else ()
+    templates = tuple(_load_templates(tasks, failures, module=name)) if tasks.path.is_file() else ()
     problems = conf.problems + tasks.problems
     if any(not p.warning for p in problems):
         return None, problems
@@ -228,15 +228,17 @@ def _as_list(value: Any) -> list[Any]:
     return [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
 
 
-def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...], module: str) -> list[TaskTemplate]:
-    data = _read(c)
+def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...], data: Any = None,
+                    top_keys: tuple[str, ...] = ("tasks",), module: str = "") -> list[TaskTemplate]:
+    """The templates of a tasks.yaml (read here, or ``data`` already read: a learned task's file)."""
+    data = _read(c) if data is None else data
     if data is None:
         return []
     raw_tasks = data.get("tasks") if isinstance(data, dict) else None
     if not isinstance(raw_tasks, list):
-        c.add(line_of(data, 1), "tasks.yaml needs a 'tasks:' list")
+        c.add(line_of(data, 1), f"{c.path.name} needs a 'tasks:' list")
         return []
-    c.keys(data, ("tasks",), "tasks.yaml")
+    c.keys(data, top_keys, c.path.name)
     out = []
     for raw in raw_tasks:
         template = _load_template(c, raw, module_failures)
@@ -336,30 +338,31 @@ class DefaultHandler(AppHandler):
     """The handler of modules without handler.py: templates only."""
 
 
-def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str]) -> TaskPlan:
-    """The template's plan with the sentence's slots filled in; a {name} no slot fills (a value from -e, an
-    extracted one) stays, and each step keeps its form as written (``StepPlan.template``) to be filled at
-    run time."""
+def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str], *,
+                source: str = "template", where: Path | None = None) -> TaskPlan:
+    """The plan of ``template`` with its slots filled; ``source`` "learned" for a learned task (``where``: its
+    file). A {name} no slot fills (a value from -e, an extracted one) stays, and each step keeps its form as
+    written (``StepPlan.template``) to be filled at run time."""
     steps = []
-    where = str(module.path / "tasks.yaml")
+    where_text = str(where or module.path / "tasks.yaml")
     for i, raw in enumerate(template.steps, start=1):
         problems: list[str] = []
         unfilled = parse_step(copy.deepcopy(dict(raw)), i, source="template", problems=problems, repairs=[])
-        step = parse_step(fill_slots(copy.deepcopy(dict(raw)), slots), i, source="template", problems=problems,
+        step = parse_step(fill_slots(copy.deepcopy(dict(raw)), slots), i, source=source, problems=problems,
                           repairs=[])
         if step is None or unfilled is None or problems:  # a slot's value made a bad step (a number, a URL)
-            raise ConfigError(f"task {template.name}: " + "; ".join(problems), path=where, line=line_of(raw))
+            raise ConfigError(f"task {template.name}: " + "; ".join(problems), path=where_text, line=line_of(raw))
         _prepare(module, step, unfilled)
         steps.append(step)
     try:
         check = parse_success_check(fill_slots(dict(template.success_check), slots))
     except ArgsError as exc:
-        raise ConfigError(f"task {template.name}: " + "; ".join(exc.problems), path=where,
+        raise ConfigError(f"task {template.name}: " + "; ".join(exc.problems), path=where_text,
                           line=template.line) from exc
     failures = tuple(FailureScreen(says=fill_slots(f["says"], slots), text=fill_slots(f.get("text"), slots),
                                    target=fill_slots(f.get("target"), slots)) for f in template.failures)
     return TaskPlan(analysis={"template": template.name, "slots": slots, "description": template.description},
-                    steps=steps, source="template", module=module.name, success_check=check, failures=failures,
+                    steps=steps, source=source, module=module.name, success_check=check, failures=failures,
                     answer=template.answer, slots=dict(slots), env=dict(template.env),
                     check_template=dict(template.success_check))
 

@@ -28,8 +28,8 @@ CONFIG_KEYS = ("name", "display_name", "package", "keywords", "home_ref", "sensi
                "description", "stable_ids", "failures")
 TASK_KEYS = ("name", "description", "patterns", "slots", "steps", "success_check", "failures", "answer", "env")
 STEP_KEYS = ("step", "action", "target_ref", "target", "target_type", "description", "params", "verify_ref",
-             "success_condition", "fallback", "timeout", "retry", "wait_before", "wait_after", "sensitive", "when",
-             *flow.FLOW_KINDS)
+             "success_condition", "fallback", "timeout", "retry", "wait_before", "wait_after", "sensitive", "anchors",
+             "when", *flow.FLOW_KINDS)
 # What a step of a flow kind may say beside its kind (a fallback, a verify_ref or retries belong to taps)
 FLOW_STEP_KEYS = ("step", "action", "target_ref", "target", "description", "params", "when", "wait_before",
                   "wait_after", *flow.FLOW_KINDS)

@@ -7,10 +7,13 @@ import json
 from typing import Any
 
 from remote.apps import APPS_DIR, ModuleRegistry
+from remote.apps.learned import LearnedStore
 from remote.apps.schema import step_targets, walk
+from remote.commands._learned import store as learned_store
 from remote.commands._modules import registry as module_registry
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.target_ref import parse_role, parse_target
+from remote.errors import BadInput
 
 
 def _targets(template_steps: Any) -> list[tuple[str, int | None]]:
@@ -86,10 +89,70 @@ def notes(registry: ModuleRegistry) -> list[str]:
     return out
 
 
+def learned_problems(store: LearnedStore, registry: ModuleRegistry) -> list[str]:
+    """The learned tasks checked as module tasks are: their YAML, their module, their reference crops."""
+    problems = []
+    tasks = store.tasks()
+    problems += [str(p) for p in store.problems]
+    assets = AssetsManager(module_dirs=[store.folder, *registry.image_dirs()])
+    for learned in tasks.values():
+        if learned.module and learned.module not in registry.modules:
+            problems.append(f"{learned.path}: warning: learned for module {learned.module!r}, which is not loaded")
+        for ref, line in _refs(learned.template.steps):
+            if not assets.has(ref):
+                problems.append(f"{learned.path}:{line or learned.template.line}: reference {ref!r} has no image "
+                                f"(expected {store.images_dir / (ref + '.png')})")
+    return problems
+
+
+def learned_command(args: argparse.Namespace, registry: ModuleRegistry) -> int:
+    """``modules learned | promote NAME | forget NAME | adopt NAME --module M`` (docs/learning.md)."""
+    from remote.ai.vision_agent import list_learned
+
+    store = learned_store(args)
+    if args.action != "learned":
+        if not args.name:
+            raise BadInput(f"`remote modules {args.action}` needs the learned task's name",
+                           hint="`remote modules learned` lists them")
+        if args.action == "promote":
+            promoted = store.promote(args.name)
+            print(f"{args.name}: trusted ({promoted.clean_replays} clean replays so far)")
+        elif args.action == "forget":
+            print(f"forgot {args.name} ({store.forget(args.name)})")
+        else:
+            if not args.module:
+                raise BadInput("adopt needs --module M: the module whose tasks.yaml takes the learned task")
+            module = registry.get(args.module)
+            written = store.adopt(args.name, module.path)
+            print(f"{args.name} is now a task of module {module.name} ({written}); check it: remote modules check")
+        return 0
+    tasks = [t.summary() for t in store.tasks().values()]
+    images = list_learned(AssetsManager(module_dirs=registry.image_dirs()))
+    if args.json:
+        print(json.dumps({"folder": str(store.folder), "tasks": tasks, "images": images,
+                          "problems": [str(p) for p in store.problems]}, ensure_ascii=False, indent=1))
+        return 0
+    print(f"learned tasks in {store.folder}:" if tasks else
+          f"no learned tasks in {store.folder} yet (a task the model solves is learned there)")
+    for t in tasks:
+        state = "set aside" if t["set_aside"] else "trusted" if t["trusted"] else "candidate"
+        print(f"  {t['name']} [{state}] module {t['module'] or '-'}: {' | '.join(t['patterns'])}")
+        print(f"      {t['replays']} replays ({t['clean_replays']} clean), {t['heals']} heals, last: "
+              f"{t['last_result'] or '-'}; learned from {t['source_run'] or '-'}")
+    for problem in store.problems:
+        print(f"  problem: {problem}")
+    if images:
+        print("learned reference images (the vision model found a named target):")
+        for e in images:
+            print(f"  {e.get('name')}: {e.get('path')} (screen {e.get('screen_size')}, {e.get('created', '')})")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     registry = module_registry()
     if args.action == "check":
         problems, advice = check(registry), notes(registry)
+        problems += learned_problems(learned_store(args), registry)
         if args.json:
             errors = [p for p in problems if ": warning: " not in p]
             print(json.dumps({"ok": not errors, "problems": errors,
@@ -108,18 +171,8 @@ def run(args: argparse.Namespace) -> int:
                   + ("all good" if not problems else f"{len(errors)} problem(s), {len(problems) - len(errors)} "
                      "warning(s)"))
         return 1 if any(": warning: " not in p for p in problems) else 0
-    if args.action == "learned":
-        from remote.ai.vision_agent import list_learned
-
-        entries = list_learned(AssetsManager(module_dirs=registry.image_dirs()))
-        if args.json:
-            print(json.dumps(entries, ensure_ascii=False, indent=1))
-        elif not entries:
-            print("no learned reference images yet (they appear when the vision model finds a named target)")
-        else:
-            for e in entries:
-                print(f"{e.get('name')}: {e.get('path')} (screen {e.get('screen_size')}, {e.get('created', '')})")
-        return 0
+    if args.action in ("learned", "promote", "forget", "adopt"):
+        return learned_command(args, registry)
     data: list[dict[str, Any]] = [{"name": m.name, "display_name": m.display_name, "package": m.package, "default": m.default,
              "keywords": list(m.keywords), "path": str(m.path),
              "templates": [{"name": t.name, "patterns": list(t.patterns)} for t in m.templates]}

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from remote.commands._device import open_device
+from remote.commands._learned import learner as make_learner
 from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
+from remote.core.record.report import learning_words
 from remote.core.records import (
     LocateStrategy,
     StepPlan,
@@ -26,7 +28,8 @@ from remote.runner.models import Budget
 
 MARKS = {StepStatus.SUCCESS: "ok", StepStatus.FAILED: "FAILED", StepStatus.SKIPPED: "skipped",
          StepStatus.NOT_CHECKED: "not checked"}
-SOURCES = {"template": "task template (free)", "model": "the model", "replan": "replan"}
+SOURCES = {"template": "task template (free)", "model": "the model", "replan": "replan",
+           "learned": "a learned task (free)"}
 
 
 class Progress:
@@ -116,7 +119,8 @@ def summary(result: TaskResult) -> dict[str, Any]:
             "steps": len(steps), "steps_ok": sum(sr.status is StepStatus.SUCCESS for sr in steps),
             "steps_failed": sum(sr.status is StepStatus.FAILED for sr in steps),
             "steps_not_checked": sum(sr.status is StepStatus.NOT_CHECKED for sr in steps),
-            "failure": result.failure.value if result.failure else None,
+            "failure": result.failure.value if result.failure else None, "plan_source": result.plan_source,
+            "learned": result.learning.get("learned") or result.learning.get("replayed"),
             "final_check": final.to_dict() if final else None,
             "steps_skipped": sum(sr.status is StepStatus.SKIPPED for sr in steps), "answer": result.answer,
             "model_calls": result.model_usage.calls, "tokens": result.model_usage.total_tokens,
@@ -149,6 +153,9 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
         print(f"  final check {verdict}: {result.final_check.summary}")
     if result.error_message:
         print(f"  why: {result.error_message}")
+    learned = learning_words(result.learning)
+    if learned:
+        print(f"  {learned}")
     if result.record_dir:
         print(f"  record: {Path(result.record_dir) / 'report.html'}")
 
@@ -170,7 +177,8 @@ def run(args: argparse.Namespace) -> int:
         runner = build_runner(adb, llm=llm, limits=limits, options=options, person=TerminalPerson(),
                               registry=module_registry(),
                               listener=None if args.json else Progress(),
-                              device_state=sim.snapshot if sim is not None else None)
+                              device_state=sim.snapshot if sim is not None else None,
+                              learner=make_learner(args))
         result = runner.run(args.task)
     if args.json:
         print(json.dumps(summary(result), ensure_ascii=False))

@@ -357,6 +357,14 @@ class TaskResult:
     failure: FailureReason | None = None
     final_check: FinalCheckResult | None = None
     answer: Any = None           # what a question task answers (its plan's answer:), typed: str, number, bool, list
+    learning: dict[str, Any] = field(default_factory=dict)   # a learned task replayed, or one learned from this run
+
+    @property
+    def plan_source(self) -> str | None:
+        """Where the plan came from: ``template``, ``learned`` or ``model`` (a replan is the model's too)."""
+        if self.plan is None:
+            return None
+        return "model" if self.plan.source == "replan" else self.plan.source
 
     @property
     def exit_code(self) -> int:

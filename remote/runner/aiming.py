@@ -72,6 +72,16 @@ class Aimer:
             loc = self._locate_once(step, screen, sr)
         return loc, screen
 
+    def anchors_missing(self, step: StepPlan, screen: Screen) -> bool:
+        """A step with ``anchors`` (a learned step) is on the wrong screen when none of them is there.
+
+        Free tiers only: the tree when the screen has one, OCR when it has none (a failed dump, a WebView).
+        """
+        if not step.anchors:
+            return False
+        tiers = ["tree"] if screen.tree() is not None else ["ocr"]
+        return not any(self.tools.locator.locate_with_fallback(a, tiers, screen).success for a in step.anchors)
+
     @staticmethod
     def _tree_is_authoritative(step: StepPlan, screen: Screen) -> bool:
         if not step.targets or not all(parse_target(t)[0] in ("text", "desc") for t in step.targets):

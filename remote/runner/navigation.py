@@ -6,7 +6,8 @@ A ``Navigator`` is handed the step tools and the ``Aimer`` (for popups in the wa
 from __future__ import annotations
 
 from remote.core.locate.screen import Screen
-from remote.core.records import FailureReason, StepPlan, StepResult, StepStatus
+from remote.core.locate.target_ref import default_tiers, parse_target
+from remote.core.records import FailureReason, LocateResult, StepPlan, StepResult, StepStatus
 from remote.runner.aiming import Aimer
 from remote.runner.tools import AppMissing, StepTools, fail
 
@@ -51,20 +52,29 @@ class Navigator:
         raise AppMissing(f"no app named {name} on this phone: not an app the modules know, and not on the "
                          f"launcher's {pages} page(s)", hint="check the name on the phone", final=False)
 
+    def free_locate(self, target: str, screen: Screen) -> LocateResult:
+        """A marker looked for by the free tiers only: asking the model on every BACK press would cost a call
+        per press, and a marker is a thing the screen shows plainly."""
+        tiers = [t for t in default_tiers(parse_target(target)[0]) if t != "vision"]
+        return self.tools.locator.locate_with_fallback(target, tiers, screen)
+
     def back_to_home(self, step: StepPlan, sr: StepResult) -> Screen | None:
         """BACK until a home marker of the app in front is on screen (at most 10 presses)."""
         device = self.tools.device
         # The home of the app in front (a model plan may open another app than the routed module's).
         front = device.current_app().get("package", "")
         homes = step.targets or self.tools.apps.home_refs.get(front) or self.tools.home_refs
-        package = front if front in self.tools.apps.home_refs else self.tools.module_package
+        # BACK that leaves the app comes back into it: the app in front, when the step names its own home
+        # markers (a learned task's way back) or a module knows its home; else the routed module's app
+        package = front if front and (step.targets or front in self.tools.apps.home_refs) \
+            else self.tools.module_package
         if not homes:
             fail(sr, FailureReason.INVALID_PLAN, "the module declares no home_ref")
             return None
         home = " or ".join(homes)
         for presses in range(HOME_PRESSES + 1):
             screen = self.aimer.clear_blockers(self.capture(), sr)
-            found = next((loc for loc in (self.tools.locator.locate(h, screen) for h in homes) if loc.success), None)
+            found = next((loc for loc in (self.free_locate(h, screen) for h in homes) if loc.success), None)
             if found is not None:
                 sr.status = StepStatus.SUCCESS
                 sr.notes.append(f"home after {presses} BACK presses")

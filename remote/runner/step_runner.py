@@ -198,6 +198,10 @@ class StepRunner:
                 reason = LOCATE_FAILURES.get(loc.failure or LocateFailure.NOT_FOUND, FailureReason.NOT_FOUND)
                 fail(sr, reason, loc.error or f"{step.target_ref} not found")
                 return before
+            if self.aimer.anchors_missing(step, before):
+                fail(sr, FailureReason.WRONG_PAGE, f"{loc.matched_ref} is there, but not the screen this step "
+                     f"expects: none of {', '.join(step.anchors)} is on it")
+                return before
             point = loc.element.center
             sr.tap_point = point
             toggled = self._toggle_state(step, before, loc)

@@ -51,6 +51,7 @@ from remote.errors import (
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
 from remote.runner.flow import Flow, Hooks
+from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
 from remote.runner.scope import Scope, walk
@@ -101,8 +102,10 @@ class TaskRunner:
 
     def __init__(self, device: Device, models: ModelSource, registry: ModuleRegistry, *, limits: Limits = Limits(),
                  options: RunOptions = RunOptions(), person: Person | None = None, listener: Listener | None = None,
-                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None) -> None:
+                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None,
+                 learner: Learner | None = None) -> None:
         self.device, self.models, self.registry = device, models, registry
+        self.learner = learner or Learner(None)
         self.limits, self.options = limits, options
         self.person = person or NoPerson()
         self.listener = listener or QuietListener()
@@ -141,18 +144,31 @@ class TaskRunner:
             else self.registry.route(task)
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
+        learned = None if self.options.dry_run else self.learner.match(task, self.registry, module)
+        if learned is not None and (not self.options.module or learned[0].name == self.options.module):
+            module = learned[0]
+        else:
+            learned = None
         result.module, meta["route_score"] = module.name, score
         # The routed module's images first; the others' too, since a model plan may cross apps.
         assets = AssetsManager(self.options.assets_dir,
                                module_dirs=[module.path, *[m.path for m in self.registry.modules.values()
-                                                           if m is not module]])
+                                                           if m is not module], *self.learner.folders])
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
-        plan = self._plan(task, module, models, steps)
+        plan = self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps)
         result.plan = plan
         self.listener.on_plan(plan)
-        self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
+        try:
+            self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
+        finally:
+            learning = self.learner.finish(task, result, tools.locator, self.registry, stable_ids=module.stable_ids,
+                                           record_dir=recorder.dir if recorder is not None else None,
+                                           extra={"screen": list(self.device.window_size()), "app": module.package,
+                                                  "seconds": round(self.clock.elapsed(), 2)})
+            if learning:
+                meta["learning"] = result.learning = learning
 
     def _tools(self, module: AppModule, models: Models, assets: AssetsManager) -> StepTools:
         locator = HybridLocator(self.device, assets=assets, vision=models.vision, strategy=self.options.strategy,
@@ -204,9 +220,11 @@ class TaskRunner:
         check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
         changed_by = 0   # --dry-run: the first step after which the screen is unknown
         flow = self._flow(plan, module, steps, checker, result, recorder)
+        index = {id(s): s.step for s in plan.steps} if plan.source == "learned" else {}
         while queue:
             self._check_limits(len(result.step_results))
-            step = replace(queue.popleft(), step=len(result.step_results) + 1)
+            step_plan = queue.popleft()
+            step = replace(step_plan, step=len(result.step_results) + 1)
             self.listener.on_step_start(step, len(result.step_results) + len(queue) + 1)
             if changed_by:
                 sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
@@ -215,20 +233,34 @@ class TaskRunner:
                 sr, screen = (flow.run if flow.handles(step) else steps.run)(step, screen, result.model_usage)
                 if self.options.dry_run and not isinstance(step.args, Wait | Finish):
                     changed_by = step.step
-            self._emit(sr, result, recorder)
+            result.step_results.append(sr)
+            self._record(sr, recorder)
+            learned_index = index.get(id(step_plan))
+            if learned_index is not None:
+                self.learner.after_step(learned_index, step_plan, sr, steps.tools.locator)
             if sr.status is not StepStatus.FAILED or self.options.dry_run:
                 executed.append(sr)
                 continue
             current = steps.capture()
+            healed = None if learned_index is None else \
+                self.learner.heal(learned_index, step_plan, sr, current, models.vision, steps.tools.locator)
+            if healed is not None and learned_index is not None:
+                index[id(healed)] = learned_index
+                queue.appendleft(healed)
+                screen = current
+                continue
             if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(checker, failures, current, result):
                 return
             if sr.abort or models.planner is None or replans >= self.limits.max_replans:
                 stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
+                learned = " (a learned task; with a model configured it is healed or handed over to the planner)" \
+                    if learned_index is not None and models.planner is None and not sr.abort else ""
                 self._end(result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED,
                           sr.failure or FailureReason.INTERNAL,
-                          f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}")
+                          f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}{learned}")
                 return
             replans += 1
+            self.learner.handed_over()
             new_plan = self._marked(models.planner.replan(task, current.pil, sr.step, sr.error_message, executed,
                                                           module=module, hierarchy=self._text_tree(current)), module)
             plan.analysis.setdefault("replans", []).append(
@@ -245,16 +277,14 @@ class TaskRunner:
               recorder: RunRecorder | None) -> Flow:
         """What runs the steps that look, wait, branch, repeat and read (runner/flow.py), with the run's values."""
         scope = Scope.for_plan(plan, env=dict(self.options.env), package=module.package)
-        hooks = Hooks(start=lambda s: self.listener.on_step_start(s, len(result.step_results) + 1),
-                      emit=lambda sr: self._emit(sr, result, recorder),
+
+        def emit(sr: StepResult) -> None:
+            result.step_results.append(sr)
+            self._record(sr, recorder)
+
+        hooks = Hooks(start=lambda s: self.listener.on_step_start(s, len(result.step_results) + 1), emit=emit,
                       check=lambda: self._check_limits(len(result.step_results)))
         return Flow(steps, self.registry, checker, scope, hooks)
-
-    def _emit(self, sr: StepResult, result: TaskResult, recorder: RunRecorder | None) -> None:
-        result.step_results.append(sr)
-        if recorder is not None:
-            recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
-        self.listener.on_step_end(sr)
 
     def _failure_screen(self, checker: FinalChecker, failures: Any, screen: Screen, result: TaskResult) -> bool:
         found = checker.failure_screen(failures, screen)
@@ -288,6 +318,11 @@ class TaskRunner:
         self.clock.check()
         if done >= self.limits.max_steps:
             raise StepCapReached(f"step cap reached ({self.limits.max_steps} steps)", hint="raise --max-steps")
+
+    def _record(self, sr: StepResult, recorder: RunRecorder | None) -> None:
+        if recorder is not None:
+            recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
+        self.listener.on_step_end(sr)
 
     # ------------------------------------------------------------------ outcomes
     @staticmethod

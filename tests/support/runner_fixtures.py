@@ -53,7 +53,7 @@ class ScriptedPerson:
 
 def runner_for(adb: ADBController, tmp_path: Any, llm_config: Any = None, *, person: Any = None,
                listener: Any = None, registry: Any = None, device_state: Any = None,
-               sleep: Callable[[float], None] = no_sleep, **options: Any) -> TaskRunner:
+               sleep: Callable[[float], None] = no_sleep, learner: Any = None, **options: Any) -> TaskRunner:
     """A runner with fast (skipped) waits; options may mix RunOptions, Limits and Budget fields."""
     budget = Budget(**{k: options.pop(k) for k in ("max_model_calls", "max_tokens") if k in options})
     limits = Limits(budget=budget, **{k: options.pop(k) for k in ("max_steps", "max_seconds", "max_replans")
@@ -63,14 +63,14 @@ def runner_for(adb: ADBController, tmp_path: Any, llm_config: Any = None, *, per
     opts = RunOptions(runs_dir=tmp_path / "runs", **options)
     return build_runner(adb, llm=llm_config, limits=limits, options=opts, person=person, listener=listener,
                         device_state=device_state, registry=registry,
-                        clock=Clock(limits.max_seconds, sleep=sleep))
+                        clock=Clock(limits.max_seconds, sleep=sleep), learner=learner)
 
 
 @pytest.fixture
 def make_runner(fast_adb: ADBController, sim_phone: Any, tmp_path: Any) -> Callable[..., TaskRunner]:
     def make(llm_config: Any = None, *, confirm: Any = None, take_over: Any = None, choose: Any = None,
-             listener: Any = None, **options: Any) -> TaskRunner:
+             listener: Any = None, learner: Any = None, **options: Any) -> TaskRunner:
         person = ScriptedPerson(confirm=confirm, choose=choose, take_over=take_over)
         return runner_for(fast_adb, tmp_path, llm_config, person=person, listener=listener,
-                          device_state=sim_phone.snapshot, **options)
+                          device_state=sim_phone.snapshot, learner=learner, **options)
     return make

@@ -44,6 +44,7 @@ from remote.core.plan.flow import (
 from remote.core.records import ActionName, StepPlan, TargetType, TaskPlan
 
 MAX_STEPS = 50
+MAX_ANCHORS = 4
 MAX_RETRY = 5
 MAX_WAIT_MS = 60_000
 MAX_TIMEOUT_MS = 120_000
@@ -151,6 +152,23 @@ def _targets(raw: dict[str, Any], where: str, problems: list[str]) -> list[str]:
             continue
         out.append(item.strip())
     return out
+
+
+def _anchors(raw: dict[str, Any], where: str, problems: list[str]) -> tuple[str, ...]:
+    """``anchors: [text:通讯录, text:发现]``: what the screen must show before the step acts (a learned step's
+    guard); at most a few, each a target_ref the free tiers find."""
+    value = raw.get("anchors")
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    if len(items) > MAX_ANCHORS or not all(isinstance(i, str) and i.strip() for i in items):
+        problems.append(f"{where}: anchors must be a list of at most {MAX_ANCHORS} target_refs")
+        return ()
+    for item in items:
+        problem = check_target_ref(item.strip())
+        if problem or item.strip().startswith(("dynamic:", "xy:")):
+            problems.append(f"{where}: anchor {item[:40]!r}: {problem or 'an anchor must be found without a model'}")
+    return tuple(i.strip() for i in items)
 
 
 def _xy_from_params(action: ActionName, params: dict[str, Any], targets: list[str], where: str,
@@ -292,8 +310,8 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
                     fallback=_fallback(raw.get("fallback"), where, screen_size, source, repairs),
                     timeout=values.get("timeout", 3000), retry=values.get("retry", 2),
                     wait_before=values.get("wait_before", 0), wait_after=values.get("wait_after", 300),
-                    alternatives=tuple(targets[1:]), source=source, args=args, when=when, steps=body,
-                    template=template)
+                    alternatives=tuple(targets[1:]), source=source, anchors=_anchors(raw, where, problems),
+                    args=args, when=when, steps=body, template=template)
 
 
 def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source: str = "model",

@@ -63,7 +63,8 @@ class StepPlan:
     sensitive: bool = False      # ask for confirmation before acting
     sensitive_reason: str = ""   # why (what the step does, or the word that matched)
     alternatives: tuple[str, ...] = ()   # more target_refs, tried in order after target_ref
-    source: str = "template"     # who wrote the step: "template" | "model" | "replan"
+    source: str = "template"     # who wrote the step: "template" | "model" | "replan" | "learned"
+    anchors: tuple[str, ...] = ()   # what the screen shows when the step is on the right screen (learned steps)
     when: When | None = None     # run only when this holds; else skipped, with the reason (core/plan/flow.py)
     steps: tuple[StepPlan, ...] = ()   # the block of a repeat, retry or run: {steps}
     parent: int = 0              # the step (a block or a run) that ran this one; 0: the plan's own step

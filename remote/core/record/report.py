@@ -139,7 +139,21 @@ def _summary(data: dict[str, Any]) -> str:
                                              if isinstance(size, list) else "", device.get("error")) if x)),
         ("locator strategy", data.get("strategy")), ("dry run", "yes: nothing was touched" if data.get("dry_run")
                                                      is True else ""),
+        ("learning", learning_words(d(data.get("learning")))),
     ])
+
+
+def learning_words(info: dict[str, Any]) -> str:
+    """``learned task learned_1f2e, replay 3, healed step 5`` / ``learned as learned_1f2e`` / why not (docs/learning.md)."""
+    if info.get("replayed"):
+        healed = [str(n) for n in seq(info.get("healed_steps"))]
+        return (f"learned task {info['replayed']}" + (f", replay {info['replay']}" if info.get("replay") else "")
+                + (f", healed step {', '.join(healed)}" if healed else "")
+                + (", handed over to the planner" if info.get("handed_over") else "")
+                + (", trusted" if info.get("trusted") else "") + (", set aside" if info.get("set_aside") else ""))
+    if info.get("learned"):
+        return f"learned as {info['learned']}: the same sentence now runs with no model ({info.get('file', '')})"
+    return f"not learned: {info['why_not']}" if info.get("why_not") else ""
 
 
 def _analysis(analysis: dict[str, Any]) -> str:
@@ -164,7 +178,7 @@ def _plans(data: dict[str, Any]) -> str:
     analysis = d(plan.get("analysis"))
     source = str(plan.get("source") or "")
     origin = {"template": f"the {data.get('module') or ''} module's task template (no model call)",
-              "model": "the model"}.get(source, source or "unknown")
+              "learned": "a learned task (no model call)", "model": "the model"}.get(source, source or "unknown")
     out = [f"<h2>Plans</h2><h3>Plan 1, from {esc(origin)}</h3>",
            "<p class=sub>the model's analysis:</p>" if source == "model" and analysis else "", _analysis(analysis),
            _plan_steps(seq(plan.get("steps"))),
