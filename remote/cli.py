@@ -31,9 +31,10 @@ from remote.cli_values import (
 )
 from remote.errors import ExitCode, RemoteError
 
-EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay),
-2 environment, configuration or usage (no device, no model configured, bad file or argument),
-130 aborted (Ctrl-C)"""
+EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay,
+`modules check` found a problem), 2 environment, configuration or usage (no device, no model configured or
+reachable where one is needed, a bad file or argument), 130 aborted (Ctrl-C), 141 stdout closed early (| head)"""
+MODEL_COMMANDS = ("run", "batch", "submit", "schedule", "worker", "mcp", "flow", "verify")
 STRATEGIES = ["opencv_first", "opencv_only", "ai_only"]
 
 
@@ -183,7 +184,7 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
   remote capture-ref wechat_search --module wechat --bbox 930,120,1040,230 --device sim""")
     p.add_argument("name", help="the reference's name: letters, digits, _ and - (saved as images/NAME.png)")
     p.add_argument("--module", required=True, metavar="NAME",
-                   help="module folder under remote/apps/ (create it with a config.yaml first)")
+                   help="the module: shipped, or a folder in REMOTE_MODULES (create it with a config.yaml first)")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--bbox", metavar="x1,y1,x2,y2", help="the box to crop, in screen pixels")
     group.add_argument("--text", metavar="文本", help="crop the element that shows this text")
@@ -387,27 +388,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     from remote.commands import _terminal
 
     _terminal.install(logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING)
+    _terminal.honour_sigint()
     try:
+        if args.command in MODEL_COMMANDS:
+            _terminal.warn_model_config()
         command = importlib.import_module(f"remote.commands.{args.command.replace('-', '_')}")
         return int(command.run(args))
     except KeyboardInterrupt:
         _terminal.error("interrupted")
-        return ExitCode.ABORTED
+        return _terminal.error_json(args, "interrupted", "", ExitCode.ABORTED, "KeyboardInterrupt")
     except RemoteError as exc:
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: {exc.message}" + (f"\n  what to do: {exc.hint}" if exc.hint else ""))
-        return exc.exit_code
+        return _terminal.error_json(args, exc.message, exc.hint, exc.exit_code, type(exc).__name__)
     except OSError as exc:  # files named on the command line, a runs folder that cannot be written
+        if isinstance(exc, BrokenPipeError) and _terminal.stdout_gone():
+            return _terminal.leave_closed_stdout()   # `remote modules | head -3`: nobody reads on, say nothing
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: {exc}")
-        return ExitCode.ENVIRONMENT
+        return _terminal.error_json(args, str(exc), "", ExitCode.ENVIRONMENT, type(exc).__name__)
     except Exception as exc:  # a bug of ours: say so plainly, the record (if any) is already written
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: internal error ({type(exc).__name__}: {exc}); please report it with --debug")
-        return ExitCode.FAILED
+        return _terminal.error_json(args, f"internal error ({type(exc).__name__}: {exc})", "",
+                                    ExitCode.FAILED, type(exc).__name__)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from remote.errors import ConfigError, ModelNotConfigured
+from remote.errors import ConfigError, ModelNotConfigured, did_you_mean
 
 COORD_MODES = ("norm1000", "norm999", "pixel", "fraction", "auto")
 BOX_ORDERS = ("xyxy", "yxyx")
@@ -85,6 +85,7 @@ class LLMConfig:
     box_order: str = "xyxy"
     key_env: str = "CUSTOM_LLM_API_KEY"
     needs_key: bool = True
+    problem: str = ""            # why no call can be made, said when one is needed (an unknown LLM_PROVIDER)
 
     def __post_init__(self) -> None:
         if self.coord_mode not in COORD_MODES:
@@ -104,10 +105,12 @@ class LLMConfig:
     @property
     def configured(self) -> bool:
         """True when a call could be made: a URL, a model, and a key where one is needed."""
-        return bool(self.base_url and self.model and (self.api_key or not self.needs_key))
+        return bool(self.base_url and self.model and (self.api_key or not self.needs_key) and not self.problem)
 
     def require(self) -> LLMConfig:
         """Return self, or raise `ModelNotConfigured` naming the variable to set."""
+        if self.problem:
+            raise ModelNotConfigured(self.problem, hint=f"LLM_PROVIDER is one of: custom, {', '.join(PRESETS)}")
         if not self.base_url:
             raise ModelNotConfigured("no model is configured",
                                      hint="set LLM_PROVIDER (openai, openrouter, qwen, zhipu, deepseek, local) "
@@ -157,9 +160,9 @@ class LLMConfig:
                                 needs_key=_env_bool(env, "CUSTOM_LLM_NEEDS_KEY", True))
         else:
             preset = PRESETS.get(provider)
-            if preset is None:
-                raise ConfigError(f"unknown LLM_PROVIDER {provider!r}",
-                                  hint=f"use one of: custom, {', '.join(PRESETS)}")
+            if preset is None:   # said when a model is needed: a typo here must not stop template-only tasks
+                return cls(provider=provider, problem=f"unknown LLM_PROVIDER {provider!r} "
+                           f"({did_you_mean(provider, ['custom', *PRESETS], 'providers')})")
             base_url = env.get("LOCAL_LLM_BASE_URL", "") if provider == "local" else ""
             config = get_preset_config(provider, api_key=env.get(preset.key_env, ""),
                                        **({"base_url": base_url} if base_url else {}))

@@ -16,6 +16,7 @@
     ├── ActionError                  an action's arguments are impossible (off-screen tap, bad key name)
     ├── LocateError                  the world did not match: target absent, ambiguous or off screen
     ├── ModelError                   a model call failed or its reply stayed unusable (carries `raw`)
+    │   └── ModelUnreachable         no connection to the model's server (the environment: exit status 2)
     └── TaskError                    the task could not be planned or run (caps, aborted, ...)
         └── BudgetExceeded           the task spent its budget of model calls or tokens
 
@@ -31,7 +32,9 @@ the run record can show them without parsing messages.
 
 from __future__ import annotations
 
+import difflib
 import enum
+from collections.abc import Iterable, Sequence
 
 
 class ExitCode(enum.IntEnum):
@@ -67,6 +70,15 @@ class ConfigError(RemoteError):
         super().__init__(where + message, hint=hint)
         self.path = path
         self.line = line
+        self.reason = message   # without the file and line (for a caller that shows those itself)
+
+    @classmethod
+    def several(cls, problems: Sequence[ConfigError], what: str) -> ConfigError:
+        """One error for every problem of one file, each on its own line with its file, line and hint."""
+        if len(problems) == 1:
+            return problems[0]
+        listed = "\n".join(f"  {p}" for p in sorted(problems, key=lambda p: (p.path or "", p.line or 0)))
+        return cls(f"{len(problems)} problems in the {what}:\n{listed}")
 
 
 class ModelNotConfigured(ConfigError):
@@ -136,9 +148,22 @@ class ModelError(RemoteError):
         self.purpose = purpose
 
 
+class ModelUnreachable(ModelError):
+    """The model's server could not be reached at all: the environment failed, not the task."""
+
+    exit_code = ExitCode.ENVIRONMENT
+
+
 class TaskError(RemoteError):
     """A task could not be planned or completed (budget spent, aborted, no plan)."""
 
 
 class BudgetExceeded(TaskError):
     """The task spent its model budget (``--max-model-calls`` / ``--max-tokens``)."""
+
+
+def did_you_mean(word: str, known: Iterable[str], what: str = "keys") -> str:
+    """A hint for a misspelled key or name: ``did you mean 'wait_after'?``, else the known ones."""
+    known = tuple(known)
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else f"known {what}: {', '.join(known)}"

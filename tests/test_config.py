@@ -51,10 +51,13 @@ def test_a_missing_key_is_an_error_only_when_a_model_is_needed():
         cfg.require()
     with pytest.raises(ModelNotConfigured, match="LLM_PROVIDER"):
         LLMConfig.none().require()
+    typo = LLMConfig.from_env({"LLM_PROVIDER": "qwn"})  # building it is fine too: said when a model is needed
+    assert typo.configured is False
+    with pytest.raises(ModelNotConfigured, match="unknown LLM_PROVIDER 'qwn' \\(did you mean 'qwen'\\?\\)"):
+        typo.require()
 
 
 @pytest.mark.parametrize("env,message", [
-    ({"LLM_PROVIDER": "nope"}, "unknown LLM_PROVIDER"),
     ({"LLM_PROVIDER": "openai", "LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"),
     ({"LLM_PROVIDER": "openai", "LLM_COORD_MODE": "inches"}, "coord_mode"),
 ])

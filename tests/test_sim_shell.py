@@ -118,7 +118,7 @@ def test_scenario_keys_are_checked(tmp_path):
     scenario = Scenario.load(path)
     assert (scenario.size, scenario.ad_popup, scenario.contacts) == ((720, 1600), True, ("甲", "乙"))
     path.write_text("resolutoin: 720x1600\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"s\.yaml.*unknown scenario key\(s\): resolutoin"):
+    with pytest.raises(ConfigError, match=r"s\.yaml:1: unknown scenario key 'resolutoin' \(did you mean 'resolution'\?\)"):
         Scenario.load(path)
     with pytest.raises(ConfigError, match="resolution"):
         SimPhone(resolution="big")

@@ -44,7 +44,7 @@ from remote.ai.prompting import render
 from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig, mask_secret
 from remote.core.records import ModelUsage
-from remote.errors import ModelError, ModelNotConfigured
+from remote.errors import ModelError, ModelNotConfigured, ModelUnreachable
 
 logger = logging.getLogger(__name__)
 
@@ -237,8 +237,8 @@ class LLMClient:
         except openai.RateLimitError as exc:
             raise ModelError(f"{purpose}: rate limited by the provider ({attempts} attempts)",
                              raw=self._body(exc), purpose=purpose, hint="wait and retry, or lower the load") from exc
-        except openai.APIConnectionError as exc:
-            raise ModelError(f"{purpose}: cannot reach {self.config.base_url} ({attempts} attempts): "
+        except openai.APIConnectionError as exc:   # nothing answered: the environment, exit status 2
+            raise ModelUnreachable(f"{purpose}: cannot reach {self.config.base_url} ({attempts} attempts): "
                              f"{self.scrub(str(exc))}", purpose=purpose) from exc
         except openai.APIStatusError as exc:
             raise ModelError(f"{purpose}: HTTP {exc.status_code} from {self.config.base_url}",

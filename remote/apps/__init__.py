@@ -8,7 +8,15 @@ the task, and its planner falls back to the model.
 
 A module with problems in its YAML is reported (each problem once, with file and
 line) and left out of routing; only a task that would have gone to it fails,
-with those problems as the reason.
+with those problems as the reason. "Would have gone to it" is scored as for a
+sound module from what can still be read (its keywords and package, its
+patterns when tasks.yaml parses; when it does not, a keyword or package of it in
+the task counts as if a template fitted too), so a broken module's task is never
+taken by a weaker claim of another module (the system's ``打开{app}``).
+
+Two modules that claim one package, one module name defined twice, and a
+REMOTE_MODULES folder that does not exist are warnings (``load_warnings``), said
+at load and by ``remote modules check``.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import importlib.util
 import logging
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from remote.apps.base import (
@@ -25,11 +34,13 @@ from remote.apps.base import (
     AppModule,
     DefaultHandler,
     TaskTemplate,
+    compile_pattern,
     load_module,
     normalize_task,
     read_module,
 )
 from remote.apps.links import check_runs
+from remote.apps.near import NearMiss, near_misses
 from remote.apps.schema import Problem
 from remote.errors import ConfigError
 from remote.yamlfile import load_yaml
@@ -40,8 +51,18 @@ APPS_DIR = Path(__file__).resolve().parent
 WEIGHT_TEMPLATE, WEIGHT_KEYWORD, WEIGHT_PACKAGE = 0.5, 0.4, 0.1
 _PACKAGE = re.compile(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+")
 
-__all__ = ["AppHandler", "AppModule", "DefaultHandler", "ModuleRegistry", "Problem", "TaskTemplate", "check_task",
-           "load_module"]
+__all__ = ["AppHandler", "AppModule", "DefaultHandler", "ModuleRegistry", "NearMiss", "Problem", "TaskTemplate",
+           "check_task", "load_module"]
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """What a broken module can still be seen to claim: its keywords, package and (when tasks.yaml parses)
+    its patterns; ``patterns is None`` when they cannot be read."""
+
+    keywords: tuple[str, ...]
+    package: str
+    patterns: tuple[re.Pattern[str], ...] | None
 
 
 class ModuleRegistry:
@@ -51,21 +72,44 @@ class ModuleRegistry:
         self.modules: dict[str, AppModule] = {}
         self.broken: dict[str, list[Problem]] = {}
         self.warnings: list[Problem] = []
-        self._broken_keywords: dict[str, tuple[str, ...]] = {}
+        self.load_warnings: list[Problem] = []   # said at every load, not only by `modules check`
+        self._claims: dict[str, _Claim] = {}
         self._handlers: dict[str, AppHandler] = {}
         self._broken_dirs: dict[str, Path] = {}
         for base in dirs:
+            if not Path(base).is_dir():
+                self._warn(Path(base), None, "no such folder of modules", "check REMOTE_MODULES")
+                continue
             for config in sorted(Path(base).glob("*/config.yaml")):
                 module, problems = read_module(config.parent)
                 if module is None:
                     self.broken[config.parent.name] = problems
+                    self._claims[config.parent.name] = _claim_of(config.parent)
                     self._broken_dirs[config.parent.name] = config.parent
-                    self._broken_keywords[config.parent.name] = _keywords_of(config)
                     continue
                 self.warnings += problems
-                self.modules[module.name] = module
+                self._add(module)
         # A template that runs an unknown task fails when it runs; `modules check` names it now.
         self.links = check_runs(self.modules, self._broken_dirs)
+
+    def _warn(self, path: Path, line: int | None, message: str, hint: str = "") -> None:
+        problem = Problem(path, line, message, hint, warning=True)
+        self.warnings.append(problem)
+        self.load_warnings.append(problem)
+
+    def _add(self, module: AppModule) -> None:
+        config = module.path / "config.yaml"
+        earlier = self.modules.get(module.name)
+        if earlier is not None:
+            self._warn(config, None, f"module {module.name!r} is defined twice: this one replaces "
+                       f"{earlier.path}", "give one of them another name")
+        for other in self.modules.values():
+            if module.package and other.package == module.package and other.name != module.name:
+                self._warn(config, None, f"package {module.package} is claimed by module {other.name!r} too "
+                           f"({other.path / 'config.yaml'}): which one routes a task that names the app, and "
+                           "whose home_ref back_to_home uses, depends on the order they load",
+                           "keep one module per app, or merge them")
+        self.modules[module.name] = module
 
     @property
     def problems(self) -> list[Problem]:
@@ -108,9 +152,10 @@ class ModuleRegistry:
         scored = sorted(((self.score(m, task), m) for m in self.modules.values()),
                         key=lambda pair: (pair[0], not pair[1].default), reverse=True)
         best = scored[0][0] if scored else 0.0
-        lowered = task.lower()
-        for name, keywords in self._broken_keywords.items():
-            if any(k.lower() in lowered for k in keywords) and best <= WEIGHT_KEYWORD:
+        winner_default = bool(scored) and scored[0][1].default
+        for name, claim in self._claims.items():
+            could = _could_score(claim, task)
+            if could > 0 and (could > best or (could == best and (winner_default or best == 0))):
                 raise _broken_error(name, self.broken[name])
         if scored and best > 0:
             logger.info("routed %r to module %s (score %.2f)", task, scored[0][1].name, best)
@@ -119,6 +164,10 @@ class ModuleRegistry:
         if default is None:
             raise ConfigError("no module can take the task and there is no default module")
         return default, 0.0
+
+    def near_misses(self, task: str) -> list[NearMiss]:
+        """Templates the task nearly fits (a typo away), best first: for a "did you mean"."""
+        return near_misses(task, [(m.name, t) for m in self.modules.values() for t in m.templates])
 
     def image_dirs(self) -> list[Path]:
         return [m.path for m in self.modules.values()]
@@ -154,14 +203,52 @@ def check_task(task: str) -> None:
                           hint="say it in one sentence")
 
 
-def _keywords_of(config: Path) -> tuple[str, ...]:
-    """A broken module's keywords, if its config.yaml can be read at all (to know which tasks were its)."""
+def _claim_of(folder: Path) -> _Claim:
+    """What a broken module's files still say about the tasks that are its (whatever of them can be read)."""
     try:
-        data = load_yaml(config)
+        data = load_yaml(folder / "config.yaml")
     except ConfigError:
-        return ()
-    words = data.get("keywords") if isinstance(data, dict) else None
-    return tuple(str(w) for w in words if isinstance(w, str)) if isinstance(words, list) else ()
+        data = None
+    data = data if isinstance(data, dict) else {}
+    words = data.get("keywords")
+    keywords = tuple(str(w) for w in words if isinstance(w, str)) if isinstance(words, list) else ()
+    package = str(data.get("package") or "")
+    tasks_file = folder / "tasks.yaml"
+    if not tasks_file.is_file():
+        return _Claim(keywords, package, ())
+    try:
+        tasks = load_yaml(tasks_file)
+    except ConfigError:
+        return _Claim(keywords, package, None)
+    raw = tasks.get("tasks") if isinstance(tasks, dict) else None
+    patterns = [p for t in raw if isinstance(t, dict) for p in _as_strings(t.get("patterns"))] \
+        if isinstance(raw, list) else []
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(compile_pattern(pattern))
+        except (ValueError, re.error):
+            continue
+    return _Claim(keywords, package, tuple(compiled))
+
+
+def _as_strings(value: object) -> list[str]:
+    items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [str(v) for v in items if isinstance(v, str | int | float)]
+
+
+def _could_score(claim: _Claim, task: str) -> float:
+    """The score a broken module might have had: its template weight counts when one of its patterns fits,
+    or, with patterns that cannot be read, when a keyword or its package shows the task was meant for it."""
+    lowered = task.lower()
+    keyword = WEIGHT_KEYWORD if any(k and k.lower() in lowered for k in claim.keywords) else 0.0
+    package = WEIGHT_PACKAGE if claim.package and claim.package.lower() in lowered else 0.0
+    if claim.patterns is None:
+        template = WEIGHT_TEMPLATE if keyword or package else 0.0
+    else:
+        text = normalize_task(task)
+        template = WEIGHT_TEMPLATE if any(rx.fullmatch(text) for rx in claim.patterns) else 0.0
+    return round(template + keyword + package, 3)
 
 
 def _broken_error(name: str, problems: list[Problem]) -> ConfigError:

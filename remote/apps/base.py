@@ -102,20 +102,32 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     Matched against :func:`normalize_task` text, where a space is at most one
     character: literal characters allow one optional space between them, and no
     two quantifiers compete for the same run of spaces, so a match costs at most
-    the task's length times the pattern's for each slot.
+    the task's length times the pattern's for each slot. Where the pattern puts a
+    space between a slot and a Latin word (``send {message} to {contact}``), the
+    word must stand alone: "tomorrow" does not end a message at its "to".
     """
     parts = _SLOT.split(pattern)
     rx = ""
     slots = parts[1::2]
     for i, part in enumerate(parts):
         if i % 2 == 0:
-            rx += " ?".join(re.escape(ch) for ch in part.replace(" ", ""))
+            word = part.replace(" ", "")
+            rx += (_ALONE_BEFORE if i > 0 and part.startswith(" ") and _latin(word[:1]) else "") \
+                + " ?".join(re.escape(ch) for ch in word) \
+                + (_ALONE_AFTER if i < len(parts) - 1 and part.endswith(" ") and _latin(word[-1:]) else "")
         else:
             last = i == len(parts) - 2 and parts[-1] == ""
             rx += rf" ?(?P<{part}>.+) ?" if last else rf" ?(?P<{part}>.+?) ?"
     if len(set(slots)) != len(slots):
         raise ValueError(f"slot repeated in pattern {pattern!r}")
     return re.compile(rx, re.IGNORECASE | re.DOTALL)
+
+
+_ALONE_BEFORE, _ALONE_AFTER = r"(?<![a-z0-9])", r"(?![a-z0-9])"   # the pattern is compiled IGNORECASE
+
+
+def _latin(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
 
 
 @dataclass(frozen=True)
@@ -151,8 +163,8 @@ class AppModule:
 def _read(c: Checker) -> Any:
     try:
         return load_yaml(c.path)
-    except ConfigError as exc:
-        c.add(exc.line, exc.message, exc.hint)
+    except ConfigError as exc:   # the Problem shows the file and line: the reason alone, not them twice
+        c.add(exc.line, exc.reason, exc.hint)
         return None
 
 

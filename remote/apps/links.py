@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from remote.apps.base import AppModule, TaskTemplate
-from remote.apps.schema import Problem, did_you_mean, run_params, run_problem, walk
+from remote.apps.schema import Problem, run_params, run_problem, walk
 from remote.core.plan.values import SLOT
-from remote.errors import ConfigError
+from remote.errors import ConfigError, did_you_mean
 from remote.yamlfile import line_of, load_yaml
 
 Ref = tuple[str, str]   # (module, task)

@@ -10,7 +10,6 @@ task's patterns, and every declared slot should be used.
 from __future__ import annotations
 
 import copy
-import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from remote.core.plan.actions import ActionName
 from remote.core.plan.checks import KEYS as CHECK_KEYS
 from remote.core.plan.schema import parse_step
 from remote.core.plan.values import SLOT
+from remote.errors import did_you_mean
 from remote.yamlfile import line_of, line_of_key
 
 CONFIG_KEYS = ("name", "display_name", "package", "keywords", "home_ref", "sensitive", "fixed_points", "default",
@@ -65,11 +65,6 @@ class Problem:
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
         kind = "warning: " if self.warning else ""
         return f"{where}: {kind}{self.message}" + (f" ({self.hint})" if self.hint else "")
-
-
-def did_you_mean(word: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
 
 
 class Checker:

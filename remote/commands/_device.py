@@ -19,6 +19,16 @@ def trace_overrides(args: Any) -> dict[str, Any]:
     return {key: value for key, value in given.items() if value}
 
 
+def check_sim_only(args: Any) -> None:
+    """``--scenario`` and ``--trace`` set up the simulated phone: given for a real one they would do nothing,
+    so they are refused rather than ignored."""
+    if trace_overrides(args):
+        raise ConfigError("--trace serves a recording as the simulated phone", hint="add --device sim")
+    if getattr(args, "scenario", None):
+        raise ConfigError("--scenario sets up the simulated phone and does nothing to a real one",
+                          hint="add --device sim, or leave out --scenario")
+
+
 @contextlib.contextmanager
 def open_device(args: argparse.Namespace, settings: Settings | None = None) -> Iterator[tuple[ADBController, Any]]:
     """Yield ``(controller, sim_phone_or_None)``; the controller is closed (IME restored) afterwards.
@@ -31,8 +41,8 @@ def open_device(args: argparse.Namespace, settings: Settings | None = None) -> I
         os.environ.setdefault("ADBUTILS_ADB_PATH", settings.adb_path)
     serial = getattr(args, "device", None) or settings.adb_serial or None
     trace = trace_overrides(args)
-    if trace and serial != "sim":
-        raise ConfigError("--trace serves a recording as the simulated phone", hint="add --device sim")
+    if serial != "sim":
+        check_sim_only(args)
     if serial == "sim":
         from remote.sim import serve
 

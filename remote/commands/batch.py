@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from remote.commands._device import check_sim_only
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
 from remote.core.records import LocateStrategy, StepResult, StepStatus, TaskPlan, TaskResult
@@ -50,6 +51,7 @@ def local_phones(args: argparse.Namespace, *, every: bool = True) -> Iterator[li
         with serve_farm(sims, getattr(args, "scenario", None)) as server:
             yield [Phone(p.serial, server.host, server.port) for p in server.phones]
         return
+    check_sim_only(args)
     settings = Settings.from_env()
     host, port = args.adb_host or settings.adb_host, args.adb_port or settings.adb_port
     connected = ADBController.list_serials(host, port)
@@ -131,16 +133,17 @@ def _cut(text: str, width: int) -> str:
 
 
 def print_table(results: list[JobResult], out: TextIO | None = None) -> None:
-    """task, phone, status, time, model calls, record: one row per job."""
+    """task, phone, status, reason (why it failed, one line), time, model calls, record: one row per job."""
     out = out if out is not None else sys.stdout
     rows = [(str(r.job.index + 1), r.job.task, r.phone or "-",
              r.status.upper() + (f" (retried: {r.retried_from()} dropped)" if r.earlier else ""),
-             f"{r.seconds:.1f}s", str(r.model_calls), r.record or r.error or "-") for r in results]
-    head = ("#", "task", "phone", "status", "time", "model calls", "record")
-    widths = [min(40, max(_width(row[i]) for row in [head, *rows])) for i in range(6)]
+             " ".join(r.error.split()) or "-", f"{r.seconds:.1f}s", str(r.model_calls), r.record or "-")
+            for r in results]
+    head = ("#", "task", "phone", "status", "reason", "time", "model calls", "record")
+    widths = [min(40, max(_width(row[i]) for row in [head, *rows])) for i in range(7)]
     print("", file=out)
     for row in [head, *rows]:
-        print("  ".join(_cut(row[i], widths[i]) for i in range(6)) + "  " + row[6], file=out)
+        print("  ".join(_cut(row[i], widths[i]) for i in range(7)) + "  " + row[7], file=out)
     ok = sum(r.ok for r in results)
     print(f"\n{ok}/{len(results)} tasks succeeded", file=out)
 

@@ -6,12 +6,13 @@ import argparse
 import json
 from typing import Any
 
+from remote.apps.near import did_you_mean
 from remote.commands._locate_common import load_image, load_text
 from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.core.locate.screen import Screen
 from remote.core.record.report import annotate
-from remote.errors import ConfigError
+from remote.errors import ModelNotConfigured
 from remote.runner.offline import module_locator
 
 
@@ -24,8 +25,13 @@ def run(args: argparse.Namespace) -> int:
     if plan is None:
         config = LLMConfig.from_env()
         if not config.configured:
-            raise ConfigError(f"no template of module {module.name!r} fits the task and no model is configured",
-                              hint="set LLM_PROVIDER and its key, or pick a task from `python -m remote modules`")
+            near = did_you_mean(registry.near_misses(args.task))
+            try:
+                config.require()
+            except ModelNotConfigured as exc:
+                raise ModelNotConfigured(f"no template of module {module.name!r} fits the task"
+                                         + (f"; {near}" if near else ".") + f" No model can plan it: {exc.message}",
+                                         hint=f"{exc.hint}; or pick a task from `python -m remote modules`") from exc
         from remote.ai.planner import Planner
 
         plan = Planner(config).plan(args.task, image, module=module, hierarchy=xml)
@@ -55,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
                           "steps": rows}, ensure_ascii=False, indent=1))
     else:
         print(f"module {module.name} (score {score:.2f}), plan from {plan.source}, {len(plan.steps)} steps")
+        if xml is None:
+            print("(no --xml: text:, desc:, role:, id: and editable: targets can only be read by OCR here; "
+                  "give the screenshot's uiautomator dump to see what a run finds in the UI tree)")
         for r in rows:
             head = f"{r['step']:>2}. {r['action']:<13} {r['target_ref'] or ''} {r['params'] or ''}".rstrip()
             if "found" not in r:

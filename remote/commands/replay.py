@@ -6,11 +6,12 @@ import argparse
 import json
 from dataclasses import asdict
 
+from remote.commands._modules import registry as module_registry
 from remote.runner.replay import replay_run
 
 
 def run(args: argparse.Namespace) -> int:
-    decisions = replay_run(args.run_dir)
+    decisions = replay_run(args.run_dir, registry=module_registry())   # REMOTE_MODULES' modules too
     changed = [d for d in decisions if d.changed]
     if args.json:
         print(json.dumps({"decisions": [asdict(d) for d in decisions], "changed": len(changed)}, ensure_ascii=False))

@@ -119,6 +119,7 @@ class FailureReason(enum.StrEnum):
     DEVICE = "device"                     # the phone or the ADB link broke
     CONFIG = "config"                     # no model configured, bad configuration
     MODEL = "model"                       # a model call failed
+    MODEL_UNREACHABLE = "model_unreachable"   # no connection to the model's server (the environment's failure)
     INTERNAL = "internal"                 # a bug of ours
     ASSERTION = "assertion"               # an assert_visible / assert_not_visible (or a sub-task's check) did not hold
     TIMEOUT = "timeout"                   # a wait_until's condition never came true within its timeout_ms
@@ -127,7 +128,7 @@ class FailureReason(enum.StrEnum):
     @property
     def environment(self) -> bool:
         """The environment failed, not the task (exit status 2)."""
-        return self in (FailureReason.DEVICE, FailureReason.CONFIG)
+        return self in (FailureReason.DEVICE, FailureReason.CONFIG, FailureReason.MODEL_UNREACHABLE)
 
 
 def _transient() -> Any:

@@ -31,7 +31,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 from remote.apps import check_task
 from remote.core.plan.values import env_entry
-from remote.errors import ConfigError
+from remote.errors import ConfigError, did_you_mean
 from remote.fleet.jobs import ALL, ANY, Job
 from remote.yamlfile import line_of, line_of_key, load_yaml
 
@@ -68,7 +68,10 @@ class ScheduleEntry:
         return f"{self.cron} | {self.device} | {self.task}"
 
 
-def _entries(path: Path, keys: set[str], what: str) -> list[tuple[dict[str, Any], int | None]]:
+def _entries(path: Path, keys: set[str], what: str,
+             problems: list[ConfigError]) -> list[tuple[dict[str, Any], int | None]]:
+    """The file's entries that are mappings; each unknown key and each entry that is not a mapping is added to
+    ``problems`` (so that every problem of the file is said at once)."""
     data = load_yaml(path)
     if data is None:
         raise ConfigError(f"the {what} file is empty", path=str(path), hint="write a list: - task: 打开设置")
@@ -79,13 +82,15 @@ def _entries(path: Path, keys: set[str], what: str) -> list[tuple[dict[str, Any]
     for i, entry in enumerate(data, 1):
         line = line_of(entry)
         if not isinstance(entry, dict):
-            raise ConfigError(f"entry {i} is not a mapping (task: ..., device: ...)", path=str(path),
-                              line=_item_line(path, i - 1))
-        unknown = sorted(map(str, set(entry) - keys))
-        if unknown:
-            raise ConfigError(f"unknown key {unknown[0]!r} in entry {i}", path=str(path),
-                              line=line_of_key(entry, unknown[0]), hint=f"keys: {', '.join(sorted(keys))}")
-        out.append((entry, line))
+            problems.append(ConfigError(f"entry {i} is not a mapping (task: ..., device: ...)", path=str(path),
+                                        line=_item_line(path, i - 1)))
+            continue
+        unknown = [key for key in entry if key not in keys]
+        problems += [ConfigError(f"unknown key {str(key)[:40]!r} in entry {i}", path=str(path),
+                                 line=line_of_key(entry, key), hint=did_you_mean(str(key), sorted(keys)))
+                     for key in unknown]
+        if not unknown:
+            out.append((entry, line))
     return out
 
 
@@ -146,19 +151,26 @@ def _env(entry: dict[str, Any], path: Path) -> tuple[tuple[str, str], ...]:
 
 
 def load_batch(path: Path) -> list[BatchEntry]:
-    """The entries of a batch file, in order; a ConfigError with file:line for the first problem."""
+    """The entries of a batch file, in order; a ConfigError listing every problem (file:line each)."""
     out: list[BatchEntry] = []
+    problems: list[ConfigError] = []
     total = 0
-    for entry, line in _entries(path, BATCH_KEYS, "batch"):
-        repeat = entry.get("repeat", 1)
-        if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= MAX_REPEAT:
-            raise ConfigError(f"repeat must be a whole number from 1 to {MAX_REPEAT}, not {repeat!r}",
-                              path=str(path), line=line_of_key(entry, "repeat"))
-        total += repeat
-        if total > MAX_JOBS:
-            raise ConfigError(f"more than {MAX_JOBS} jobs in one batch", path=str(path), line=line,
-                              hint="split the file")
-        out.append(BatchEntry(_task(entry, path, line), _device(entry, path, line), repeat, line, _env(entry, path)))
+    for entry, line in _entries(path, BATCH_KEYS, "batch", problems):
+        try:
+            repeat = entry.get("repeat", 1)
+            if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= MAX_REPEAT:
+                raise ConfigError(f"repeat must be a whole number from 1 to {MAX_REPEAT}, not {repeat!r}",
+                                  path=str(path), line=line_of_key(entry, "repeat"))
+            total += repeat
+            if total > MAX_JOBS:
+                raise ConfigError(f"more than {MAX_JOBS} jobs in one batch", path=str(path), line=line,
+                                  hint="split the file")
+            out.append(BatchEntry(_task(entry, path, line), _device(entry, path, line), repeat, line,
+                                  _env(entry, path)))
+        except ConfigError as exc:
+            problems.append(exc)
+    if problems:
+        raise ConfigError.several(problems, "batch file")
     return out
 
 
@@ -176,7 +188,11 @@ def expand(entries: list[BatchEntry], serials: list[str]) -> list[Job]:
 def load_schedule(path: Path) -> list[ScheduleEntry]:
     """The entries of a schedule file; a bad cron expression is a ConfigError naming its line."""
     out: list[ScheduleEntry] = []
-    for entry, line in _entries(path, SCHEDULE_KEYS, "schedule"):
+    problems: list[ConfigError] = []
+    entries = _entries(path, SCHEDULE_KEYS, "schedule", problems)
+    if problems:
+        raise ConfigError.several(problems, "schedule file")
+    for entry, line in entries:
         cron = _text(entry, "cron", path, line)
         timezone = entry.get("timezone")
         try:

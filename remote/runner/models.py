@@ -18,6 +18,7 @@ from remote.ai.vision_agent import VisionAgent
 from remote.config import LLMConfig
 from remote.core.locate.assets import AssetsManager
 from remote.core.records import LocateStrategy, ModelUsage
+from remote.errors import ModelNotConfigured
 from remote.runner.protocols import Checks, PlannerLike, VisionTier
 
 
@@ -38,6 +39,9 @@ class ModelSource(Protocol):
     @property
     def configured(self) -> bool: ...
 
+    def why_not(self) -> ModelNotConfigured | None:
+        """Why no model can be called (naming what to set), or None when one can."""
+
     @property
     def supports_vision(self) -> bool: ...
 
@@ -51,10 +55,18 @@ class LLMModels:
 
     def __init__(self, config: LLMConfig | None) -> None:
         self.config = config if config is not None and config.configured else None
+        self._given = config or LLMConfig.none()
 
     @property
     def configured(self) -> bool:
         return self.config is not None
+
+    def why_not(self) -> ModelNotConfigured | None:
+        try:
+            self._given.require()
+        except ModelNotConfigured as exc:
+            return exc
+        return None
 
     @property
     def supports_vision(self) -> bool:

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.record.report import load_record
-from remote.runner.looking import again
+from remote.runner.looking import again as look_again
+
+if TYPE_CHECKING:
+    from remote.apps import ModuleRegistry
 
 CENTER_TOLERANCE_PX = 4
 
@@ -80,20 +83,22 @@ def _looks(run_dir: Path, n: int, sr: dict[str, Any], locator: HybridLocator) ->
                 out.append(Decision(n, "look", f"{what}: {look.get('seen')}", "-", False,
                                     "decided by the phone (the app in front, its version): not replayable offline"))
             continue
-        recorded, replayed = again(look, sr.get("step") or {}, Screen(image, _xml(run_dir, look.get("xml"))), locator)
+        recorded, replayed = look_again(look, sr.get("step") or {}, Screen(image, _xml(run_dir, look.get("xml"))), locator)
         out.append(Decision(n, "look", f"{what}: {recorded}", f"{what}: {replayed}", recorded != replayed))
     return out
 
 
-def replay_run(run_dir: str | Path, *, verifier: Any = None) -> list[Decision]:
-    """Every decision of the record, re-made; ``changed`` marks the ones that differ."""
+def replay_run(run_dir: str | Path, *, verifier: Any = None,
+               registry: ModuleRegistry | None = None) -> list[Decision]:
+    """Every decision of the record, re-made; ``changed`` marks the ones that differ. ``registry``: the
+    modules the run had (the CLI passes the shipped ones and REMOTE_MODULES'); default the shipped ones."""
     from remote.ai.verifier import Verifier
     from remote.apps import ModuleRegistry
     from remote.runner.offline import module_locator  # the same locator the CLI tools use
 
     run_dir = Path(run_dir)
     data = load_record(run_dir)
-    locator = module_locator(ModuleRegistry(), data.get("module"))
+    locator = module_locator(registry or ModuleRegistry(), data.get("module"))
     verifier = verifier or Verifier(None)
     out: list[Decision] = []
     for sr in data.get("steps") or []:

@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
+from remote.apps.near import did_you_mean
 from remote.core.device.protocol import Device
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
@@ -45,6 +46,8 @@ from remote.errors import (
     DeviceError,
     LocateError,
     ModelError,
+    ModelNotConfigured,
+    ModelUnreachable,
     RemoteError,
     TaskError,
 )
@@ -92,7 +95,8 @@ class StepCapReached(TaskError):
 ERROR_REASONS: tuple[tuple[type[BaseException], FailureReason], ...] = (
     (BudgetExceeded, FailureReason.BUDGET), (TimeCapReached, FailureReason.TIME_CAP),
     (AppMissing, FailureReason.APP_MISSING), (PlanError, FailureReason.INVALID_PLAN),
-    (ConfigError, FailureReason.CONFIG), (DeviceError, FailureReason.DEVICE), (ModelError, FailureReason.MODEL),
+    (ConfigError, FailureReason.CONFIG), (DeviceError, FailureReason.DEVICE), (ModelUnreachable, FailureReason.MODEL_UNREACHABLE),
+    (ModelError, FailureReason.MODEL),
     (StepCapReached, FailureReason.STEP_CAP), (LocateError, FailureReason.NOT_FOUND),
     (RemoteError, FailureReason.INVALID_PLAN))
 
@@ -144,6 +148,8 @@ class TaskRunner:
             else self.registry.route(task)
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
+        for problem in self.registry.load_warnings:
+            self.listener.on_note(str(problem))
         learned = None if self.options.dry_run else self.learner.match(task, self.registry, module)
         if learned is not None and (not self.options.module or learned[0].name == self.options.module):
             module = learned[0]
@@ -184,13 +190,17 @@ class TaskRunner:
         plan = self.registry.handler(module).plan(task)
         if plan is not None:
             return plan
+        near = did_you_mean(self.registry.near_misses(task))
         if models.planner is None:
-            if not self.models.configured:
-                raise ConfigError(f"no task template of module {module.name!r} fits {task!r} and no model is "
-                                  "configured to plan it",
-                                  hint="see `python -m remote modules` for the templates, or set LLM_PROVIDER and "
-                                       "its key (README: With a model)")
-            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls")
+            missing = self.models.why_not()
+            if missing is not None:
+                raise ModelNotConfigured(f"no task template of module {module.name!r} fits {task!r}"
+                                         + (f"; {near}" if near else ".") + f" No model can plan it: {missing.message}",
+                                         hint=f"{missing.hint}; or see `python -m remote modules` for the templates")
+            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls"
+                              + (f"; {near}" if near else ""))
+        if near:   # the model plans it; the person still hears which template was meant, nothing is routed to it
+            self.listener.on_note(f"no template fits; {near}")
         screen = steps.capture()
         plan = models.planner.plan(task, screen.pil, history=None, module=module, hierarchy=self._text_tree(screen))
         plan.module = module.name

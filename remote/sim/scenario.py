@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from remote.errors import ConfigError
+from remote.errors import ConfigError, did_you_mean
 from remote.sim.versions import check_versions
-from remote.yamlfile import load_yaml
+from remote.yamlfile import line_of_key, load_yaml
 
 DEFAULT_CONTACTS = ("张三", "李四", "王五", "文件传输助手")
 ROMS = ("aosp", "miui")
@@ -112,20 +112,29 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, path: str | None = None) -> Scenario:
+        source = data
         data = dict(data or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown scenario key(s): {', '.join(map(str, unknown))}", path=path,
-                              hint=f"known keys: {', '.join(sorted(known))}")
+        known = [f.name for f in dataclasses.fields(cls)]
         if "contacts" in data and isinstance(data["contacts"], list):
             data["contacts"] = tuple(data["contacts"])
         try:
+            if not set(data) - set(known):
+                return cls(**data)
+        except ConfigError:
+            pass   # find every bad value below, not only the first
+        problems = [ConfigError(f"unknown scenario key {str(key)[:40]!r}", path=path, line=line_of_key(source, key),
+                                hint=did_you_mean(str(key), sorted(known))) for key in data if key not in known]
+        good: dict[str, Any] = {}
+        for key in (k for k in known if k in data):   # in field order: trace is checked before trace_start
+            try:
+                cls(**good, **{key: data[key]})
+                good[key] = data[key]
+            except ConfigError as exc:
+                problems.append(ConfigError(exc.reason, path=exc.path or path, line=line_of_key(source, key),
+                                            hint=exc.hint))
+        if not problems:   # each value is fine alone, together they are not: the combined error says why
             return cls(**data)
-        except ConfigError as exc:
-            if path and not exc.path:
-                raise ConfigError(exc.message, path=path, hint=exc.hint) from exc
-            raise
+        raise ConfigError.several(problems, "scenario")
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:

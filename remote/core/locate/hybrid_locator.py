@@ -216,8 +216,8 @@ class HybridLocator:
             if result is not None:
                 errors.append(result.error)
             seen += elements
-        return LocateResult(False, method_used="", error="; ".join(e for e in errors if e) or "not found",
-                            tiers_tried=tried, failure=LocateFailure.NOT_FOUND)
+        return LocateResult(False, method_used="", error="; ".join(e for e in errors if e) or
+                            _nothing_found(kind, value, tried), tiers_tried=tried, failure=LocateFailure.NOT_FOUND)
 
     def _tier(self, tier: str, kind: str, value: str, screen: Screen, etype: str, refs: list[Any],
               seen: list[UIElement]) -> tuple[list[UIElement], str]:
@@ -381,3 +381,17 @@ class HybridLocator:
         if vis["can_interact"]:
             element.center = bbox_center(vis["safe_region"])
         return bool(vis["can_interact"])
+
+
+NOT_SEEN = {"tree": "no node of the UI tree shows it", "ocr": "OCR did not read it on the screenshot",
+            "vision": "the model did not see it", "fixed": "no such fixed point"}
+
+
+def _nothing_found(kind: str, value: str, tried: list[str]) -> str:
+    """Why a target is not found when no tier had more to say: ``text:张三 is not on this screen: no node of
+    the UI tree shows it, OCR did not read it on the screenshot``."""
+    said = ["the UI tree has no such text field" if t == "tree" and kind == "editable" else
+            NOT_SEEN.get(t, f"the {t} tier found nothing") for t in tried]
+    return f"{kind}:{value} is not on this screen: " + ", ".join(said) if said else \
+        f"{kind}:{value}: no tier of this strategy can look for it"
+

@@ -69,6 +69,13 @@ class Record:
     detail: str = ""            # scroll direction (UP/DOWN/LEFT/RIGHT) or key name (BACK)
 
 
+WHERE_RECORDINGS_COME_FROM = (
+    "a trace is the output folder of DroidBot run on your own app (`droidbot -a app.apk -o DIR` with the phone "
+    "on adb; github.com/honeynet/droidbot), or one of the project's own recordings in ../shared/data/traces, "
+    "the data folder beside the project's folder where it exists (a fresh clone has none); docs/testing.md, "
+    "\"The trace phone\"")
+
+
 class Recording:
     """``Recording.load("…/traces/weibo_bfs_greedy")``; `ConfigError` when the folder is not a recording."""
 
@@ -94,8 +101,8 @@ class Recording:
         path = Path(folder).expanduser()
         utg_path, states_dir = path / "utg.js", path / "states"
         if not utg_path.is_file() or not states_dir.is_dir():
-            raise ConfigError("not a DroidBot output folder (needs utg.js and states/)", path=str(path),
-                              hint="pass a folder like ../shared/data/traces/weibo_bfs_greedy")
+            what = "no such folder" if not path.is_dir() else "not a DroidBot output folder (needs utg.js and states/)"
+            raise ConfigError(what, path=str(path), hint=WHERE_RECORDINGS_COME_FROM)
         meta, edges = _read_utg(utg_path)
         states, tags = _index_states(states_dir)
         if not states:
