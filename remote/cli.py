@@ -139,6 +139,17 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="adb server port (default: ANDROID_ADB_SERVER_PORT or 5037)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    p = _command(sub, "doctor", "check a phone before running tasks: one line per check, what to switch on for each ✗",
+                 """\
+  remote doctor                          # the only connected phone
+  remote doctor --device R58M123 --json
+  remote doctor --device sim --scenario miui-switch-off.yaml""",
+                 description="Check a phone (docs/devices.md): its state on the adb server, Android, ROM, whether "
+                             "taps and keyboard switching are allowed, ADBKeyboard's build and state; for each ✗ the "
+                             "exact steps on that phone's ROM. Exit status 0 when the phone is ready.")
+    add_device_args(p)
+    p.add_argument("--json", action="store_true", help="print the checks as one JSON object")
+
     p = _command(sub, "screenshot", "save the phone's screen to a PNG file", """\
   remote screenshot -o screen.png
   remote screenshot --device sim -o sim.png""")

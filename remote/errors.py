@@ -8,9 +8,12 @@
     │   └── BadInput                 a file or argument given on the command line is unusable
     ├── DeviceError                  the phone or the ADB link broke
     │   ├── DeviceNotFound           no such serial / no device at all
+    │   │   └── DeviceNotReady       listed, but not usable: unauthorized, offline, no permissions (`state`)
     │   ├── DeviceDisconnected       the link dropped and a bounded reconnect did not bring it back
-    │   ├── InputMethodMissing       ADBKeyboard is needed (non-ASCII text) and not installed
-    │   ├── InputMethodPermission    switching IME refused (WRITE_SECURE_SETTINGS): a phone setting to enable
+    │   ├── InputMethodMissing       ADBKeyboard is needed (non-ASCII text) and not installed or not usable
+    │   ├── PhoneRefused             the phone refused a command: a switch of its ROM is off (`permission`, `rom`)
+    │   │   ├── InputInjectionRefused    taps, swipes, keys and `input text` refused (INJECT_EVENTS)
+    │   │   └── InputMethodPermission    switching the keyboard refused (WRITE_SECURE_SETTINGS)
     │   ├── SecureScreen             the screenshot is black/uniform (FLAG_SECURE window or capture failure)
     │   └── DeviceCommandError       a shell command answered with an error
     ├── ActionError                  an action's arguments are impossible (off-screen tap, bad key name)
@@ -103,6 +106,14 @@ class DeviceNotFound(DeviceError):
     pass
 
 
+class DeviceNotReady(DeviceNotFound):
+    """The adb server lists the phone in a state other than ``device`` (unauthorized, offline, no permissions)."""
+
+    def __init__(self, message: str, *, state: str, serial: str | None = None, hint: str = "") -> None:
+        super().__init__(message, serial=serial, hint=hint)
+        self.state = state
+
+
 class DeviceDisconnected(DeviceError):
     pass
 
@@ -111,8 +122,28 @@ class InputMethodMissing(DeviceError):
     pass
 
 
-class InputMethodPermission(DeviceError):
-    pass
+class PhoneRefused(DeviceError):
+    """The phone answered a command with a SecurityException: a switch of its ROM is off.
+
+    `permission` is what it lacks (``INJECT_EVENTS``, ``WRITE_SECURE_SETTINGS``), `command` what was refused,
+    `rom` the ROM family it runs (``miui``, ``coloros`` ...); the hint names the switch on that ROM.
+    """
+
+    def __init__(self, message: str, *, permission: str = "", command: str = "", rom: str = "",
+                 output: str = "", serial: str | None = None, hint: str = "") -> None:
+        super().__init__(message, serial=serial, hint=hint)
+        self.permission = permission
+        self.command = command
+        self.rom = rom
+        self.output = output
+
+
+class InputInjectionRefused(PhoneRefused):
+    """Taps, swipes, keys and ``input text`` are refused (INJECT_EVENTS): nothing can be touched."""
+
+
+class InputMethodPermission(PhoneRefused):
+    """Switching the keyboard is refused (WRITE_SECURE_SETTINGS)."""
 
 
 class SecureScreen(DeviceError):

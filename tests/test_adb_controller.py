@@ -8,6 +8,7 @@ full phone behind the same protocol.
 from __future__ import annotations
 
 import base64
+import html
 import shlex
 import struct
 
@@ -46,10 +47,12 @@ class Phone:
     """Scripted device shell: just enough state to check what the controller sends."""
 
     def __init__(self, *, adbkeyboard: bool = True, ime: str = "com.google.android/.LatinIME",
-                 refuse_ime: bool = False, frame: bytes | None = None) -> None:
+                 refuse_ime: bool = False, frame: bytes | None = None, props: dict[str, str] | None = None) -> None:
         self.adbkeyboard = adbkeyboard
         self.ime = ime
         self.refuse_ime = refuse_ime
+        self.props = {"ro.product.model": "Pixel 7", "ro.build.version.release": "14", "ro.build.version.sdk": "34",
+                      **(props or {})}
         self.field = ""
         self.frame = frame
         self.faults: list[object] = []
@@ -64,16 +67,20 @@ class Phone:
                 return self.frame if self.frame is not None else raw_frame(4, 8, (10, 200, 30, 255))
             return b"not a png"
         if cmd.startswith("rm -f"):
-            return XML.format(text=self.field)
+            return XML.format(text=html.escape(self.field, quote=True))
         args = shlex.split(cmd)
         if args[:2] == ["wm", "size"]:
             return "Physical size: 1080x2400\n"
-        if args[:2] == ["ime", "list"]:
-            if self.refuse_ime:
-                return "java.lang.SecurityException: uid 2000 does not have WRITE_SECURE_SETTINGS"
-            return (ADBK + "\n" if self.adbkeyboard else "") + "com.google.android/.LatinIME\n"
+        if args[:1] == ["ime"] and self.refuse_ime:
+            return ("Exception occurred while executing 'ime':\njava.lang.SecurityException: uid 2000 does not "
+                    "have android.permission.WRITE_SECURE_SETTINGS.\n\tat android.app.ContextImpl.enforce(…)\n")
         if args[:3] == ["settings", "get", "secure"]:
+            if args[3] == "enabled_input_methods":
+                return "com.google.android/.LatinIME" + (f":{ADBK}" if self.adbkeyboard else "") + "\n"
             return self.ime + "\n"
+        if args[:3] == ["dumpsys", "package", "com.android.adbkeyboard"]:
+            return ("Packages:\n  Package [com.android.adbkeyboard] (1a2b):\n    versionCode=2 minSdk=21 "
+                    "targetSdk=33\n    versionName=2.0\n") if self.adbkeyboard else ""
         if args[:2] == ["ime", "enable"]:
             return f"Input method {args[2]}: now enabled\n"
         if args[:2] == ["ime", "set"]:
@@ -81,6 +88,7 @@ class Phone:
             return f"Input method {args[2]} selected for user #0\n"
         if args[:2] == ["am", "broadcast"]:
             action = args[3]
+            args = [a for i, a in enumerate(args) if "-p" not in args[max(0, i - 1):i + 1]]  # drop `-p PKG`
             if self.drop_broadcasts and action == "ADB_INPUT_B64":
                 self.drop_broadcasts -= 1
                 return "Broadcasting: Intent { act=X }\nBroadcast completed: result=0\n"
@@ -100,8 +108,10 @@ class Phone:
             return "Events injected: 1"
         if args[:2] == ["dumpsys", "window"]:
             return "  mCurrentFocus=Window{2a8b4c1 u0 com.tencent.mm/com.tencent.mm.ui.LauncherUI}\n"
+        if args == ["getprop"]:
+            return "".join(f"[{k}]: [{v}]\n" for k, v in self.props.items())
         if args[:1] == ["getprop"]:
-            return "Pixel 7\n"
+            return self.props.get(args[1], "") + "\n"
         return ""
 
 
@@ -139,7 +149,8 @@ def test_connect_picks_the_only_device_and_reads_its_size(phone_server):
     adb.connect()
     assert adb.serial == "fake-1"
     assert adb.window_size() == (1080, 2400)
-    assert adb.info() == {"serial": "fake-1", "model": "Pixel 7", "resolution": "1080x2400", "adbkeyboard": True}
+    assert adb.info() == {"serial": "fake-1", "state": "device", "model": "Pixel 7", "android": "14",
+                          "rom": "Android", "resolution": "1080x2400", "adbkeyboard": True, "keyboard": "enabled"}
 
 
 def test_connect_errors_name_the_problem(phone_server):
@@ -216,8 +227,9 @@ def test_chinese_text_goes_through_adbkeyboard_base64_and_ime_is_restored(phone_
     sent = shells(server)
     assert f"ime set {ADBK}" in sent
     b64_cmds = [c for c in sent if "ADB_INPUT_B64" in c]
-    assert b64_cmds == ["am broadcast -a ADB_INPUT_B64 --es msg " + adb_ime.b64("你好, 世界 😀")]
-    assert sent.index("am broadcast -a ADB_CLEAR_TEXT") < sent.index(b64_cmds[0])
+    assert b64_cmds == ["am broadcast -a ADB_INPUT_B64 -p com.android.adbkeyboard --es msg "
+                        + adb_ime.b64("你好, 世界 😀")]
+    assert sent.index("am broadcast -a ADB_CLEAR_TEXT -p com.android.adbkeyboard") < sent.index(b64_cmds[0])
     assert phone.ime == ADBK
     adb.close()
     assert phone.ime == "com.google.android/.LatinIME"
@@ -258,10 +270,13 @@ def test_without_adbkeyboard_ascii_works_and_chinese_says_how_to_install(phone_s
 
 
 def test_permission_error_says_which_setting_to_enable(phone_server):
-    server, adb = phone_server(Phone(refuse_ime=True))
+    server, adb = phone_server(Phone(refuse_ime=True, props={"ro.miui.ui.version.name": "V140"}))
     with pytest.raises(InputMethodPermission) as err:
         adb.input_text("你好")
-    assert "USB debugging (Security settings)" in str(err.value)
+    assert "USB debugging (Security settings)" in str(err.value) and "MIUI V140" in str(err.value)
+    assert "remote doctor" in err.value.hint and err.value.rom == "miui"
+    adb.input_text("ok")      # ASCII still types: through `input text`, no keyboard switch needed
+    assert server.handler.field == "ok" and "input text ok" in shells(server)
 
 
 def test_verify_reads_the_field_back_and_retypes_once(phone_server):

@@ -38,7 +38,7 @@ def test_public_names_are_pinned():
 def test_devices_lists_the_simulated_phone(sim_server, capsys):
     assert main(["devices", "--adb-port", str(sim_server.port)]) == 0
     out = capsys.readouterr().out
-    assert "remote-sim" in out and "1080x2400" in out and "yes" in out
+    assert "remote-sim" in out and "1080x2400" in out and "installed, not enabled" in out and "device" in out
 
 
 def test_devices_without_a_server_is_an_environment_error(capsys):

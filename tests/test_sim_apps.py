@@ -104,7 +104,7 @@ def test_the_send_button_appears_only_after_text_is_typed():
     ({"versions": {"wechat": "9.9.9"}}, "known: 8.0.1, 8.0.32, 8.0.47, random"),
     ({"versions": {"qq": "1.0"}}, "known apps: wechat"),
     ({"versions": ["wechat"]}, "versions must map an app to a version"),
-    ({"rom": "emui"}, "rom must be one of aosp, miui"),
+    ({"rom": "lineage"}, "rom must be one of aosp, miui, hyperos, coloros, originos, emui, oneui"),
 ])
 def test_bad_versions_and_roms_are_clear_errors(tmp_path, data, message):
     path = tmp_path / "s.yaml"

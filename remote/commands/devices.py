@@ -1,39 +1,55 @@
-"""`remote devices`: serial, model, resolution, ADBKeyboard present or not."""
+"""`remote devices`: every phone the adb server lists, ready or not, with what it is and what to do.
+
+Read without any command a phone may refuse (no ``ime``, no ``input``): a phone whose ROM refuses
+keyboard switching is listed like any other, and `remote doctor` checks what it allows.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from remote.config import Settings
+from remote.core.device import states
 from remote.core.device.adb_controller import ADBController
 from remote.errors import DeviceError, DeviceNotFound, ExitCode
+
+
+def _row(serial: str, state: str, host: str, port: int) -> dict[str, Any]:
+    if state != states.READY:
+        return {"serial": serial, "state": state, "note": "; ".join(states.steps(state))}
+    adb = ADBController(serial, host=host, port=port, reconnect_attempts=1)
+    try:
+        info = adb.connect().info()
+    except DeviceError as exc:   # gone between the list and now, or not answering
+        return {"serial": serial, "state": state, "note": f"{exc.message}" + (f" ({exc.hint})" if exc.hint else "")}
+    finally:
+        adb.close()
+    return info
 
 
 def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     host = args.adb_host or settings.adb_host
     port = args.adb_port or settings.adb_port
-    serials = ADBController.list_serials(host, port)
-    if not serials:
+    listed = ADBController.list_devices(host, port)
+    if not listed:
         raise DeviceNotFound(f"no devices on the adb server at {host}:{port}",
                              hint='plug a phone in with USB debugging on, or try: python -m remote run --device sim '
                                   '"打开微信"')
-    rows = []
-    for serial in serials:
-        adb = ADBController(serial, host=host, port=port)
-        try:
-            rows.append(adb.connect().info())
-        except DeviceError as exc:
-            rows.append({"serial": serial, "error": exc.message})
+    rows = [_row(serial, state, host, port) for serial, state in listed]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return ExitCode.OK
-    print(f"{'serial':24} {'model':20} {'resolution':12} ADBKeyboard")
-    for info in rows:
-        if "error" in info:
-            print(f"{info['serial']:24} error: {info['error']}")
+    print(f"{'serial':24} {'state':13} {'model':14} {'Android':8} {'ROM':24} {'resolution':11} ADBKeyboard")
+    for row in rows:
+        if "model" not in row:
+            print(f"{row['serial']:24} {row['state']:13} {row['note']}")
             continue
-        kb = "yes" if info["adbkeyboard"] else "no (needed for Chinese text)"
-        print(f"{info['serial']:24} {info['model'][:20]:20} {info['resolution']:12} {kb}")
+        print(f"{row['serial']:24} {row['state']:13} {row['model'][:14]:14} {row['android'][:8]:8} {row['rom'][:24]:24} "
+              f"{row['resolution']:11} {row['keyboard']}" + ("" if row["adbkeyboard"] else
+                                                                 " (only ASCII can be typed)"))
+    if any(row["state"] == states.READY for row in rows):
+        print("check what a phone allows (taps, keyboard switching) with: python -m remote doctor --device SERIAL")
     return ExitCode.OK

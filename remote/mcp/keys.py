@@ -77,14 +77,16 @@ def type_text(session: Session, asker: Asker, text: str, *, x: float | None = No
         target = aim(session, x=x, y=y, element=element, target_ref=target_ref, what="the field")
         session.adb.tap(*target.point)
         notes.append(f"tapped the field {target.describe(session.shot)}")
-    how = "ADBKeyboard" if session.adb.has_adbkeyboard() else "input text"
     try:
         ok = session.adb.input_text(text, clear=clear, verify=verify)
         session.acted()
-        check = "; the field reads back as typed" if verify else ""
-        if verify and not ok:
-            check = _unread(session)
-        notes.append(f"typed {len(text)} characters via {how}{check}")
+        route = session.adb.typer.last_route
+        how = route.value if route is not None else "input text"
+        if verify:   # only a read-back says "typed"; without one the text was sent, not seen
+            notes.append(f"typed {len(text)} characters via {how}"
+                         + ("; the field reads back as typed" if ok else _unread(session)))
+        else:
+            notes.append(f"sent {len(text)} characters via {how} (not verified: the field was not read back)")
         if submit:
             session.adb.input_keyevent("ENTER")
             notes.append("pressed ENTER")

@@ -22,6 +22,7 @@ import socket
 import struct
 import threading
 
+from remote.sim import roms
 from remote.sim.device import Phone
 from remote.sim.phone import SimPhone
 from remote.sim.service import ConnectionReset, run_device_service
@@ -176,7 +177,14 @@ class SimServer:
     def _devices(self, long: bool) -> str:
         if long:
             return "".join(_long_line(p, tid) for tid, p in self._present())
-        return "".join(f"{p.serial}\tdevice\n" for _, p in self._present())
+        return "".join(f"{p.serial}\t{_state_text(p)}\n" for _, p in self._present())
+
+    def _listed(self, long: bool) -> str:
+        """A device-list request: it counts as one read for each phone (`device_state_polls`)."""
+        for _, phone in self._present():
+            with phone.lock:
+                phone.device_list_reads += 1
+        return self._devices(long)
 
     def _select(self, conn: socket.socket, selector: str) -> Phone | None:
         """The present phone named by `selector`; FAIL like adb (acquire_one_transport's messages) when none."""
@@ -216,7 +224,7 @@ class SimServer:
         if name == "version":
             _okay(conn, f"{41:04x}")
         elif name in ("devices", "devices-l"):
-            _okay(conn, self._devices(name == "devices-l"))
+            _okay(conn, self._listed(name == "devices-l"))
         elif name in ("track-devices", "track-devices-l"):
             self._track(conn, name.endswith("-l"))
         elif name == "host-features":
@@ -227,6 +235,8 @@ class SimServer:
             verb, _, addr = name.partition(":")
             if verb == "disconnect":
                 _fail(conn, f"no such device '{addr}'")
+            elif any(p.serial == addr for _, p in self._present()):
+                _okay(conn, f"already connected to {addr}")   # a Wi-Fi phone this server serves
             else:
                 _okay(conn, f"failed to connect to '{addr}': Connection refused")
         elif name in ("list-forward", "reconnect-offline"):
@@ -252,7 +262,7 @@ class SimServer:
         else:
             selector = "serial:" + arg  # host:transport:<serial>
         phone = self._select(conn, selector)
-        if phone is None:
+        if phone is None or not _ready(conn, phone):
             return None
         tid = TRANSPORT_ID + self.phones.index(phone)
         conn.sendall(b"OKAY" + (struct.pack("<Q", tid) if tport else b""))
@@ -261,6 +271,11 @@ class SimServer:
     def _device_query(self, conn: socket.socket, selector: str, name: str) -> None:
         phone = self._select(conn, selector)
         if phone is None:
+            return
+        if name == "get-state":
+            _okay(conn, _state_text(phone))
+            return
+        if not _ready(conn, phone):
             return
         if name == "features":
             _okay(conn, FEATURES)
@@ -299,8 +314,25 @@ class SimServer:
         run_device_service(_Route(phone, self._stop), conn, request)
 
 
+def _state_text(phone: Phone) -> str:
+    """The phone's state as the device list prints it (``no permissions (…); see […]`` in full)."""
+    state = phone.device_state()
+    return roms.NO_PERMISSIONS_LINE if state == "no permissions" else state
+
+
+def _ready(conn: socket.socket, phone: Phone) -> bool:
+    """A phone not in the ``device`` state refuses transports with adb's own message (ADB_NOTES §10 R7)."""
+    state = phone.device_state()
+    if state != "device":
+        _fail(conn, roms.TRANSPORT_REFUSALS[state])
+        return False
+    return True
+
+
 def _long_line(phone: Phone, tid: int) -> str:
     """One line of ``adb devices -l``, from the phone's own properties."""
+    if phone.device_state() != "device":   # a phone not ready lists no product, model or device
+        return f"{phone.serial}            {_state_text(phone)} usb:1-1 transport_id:{tid}\n"
     props = phone.properties()
     model = props["ro.product.model"].replace(" ", "_")  # as adb prints it
     return (f"{phone.serial}            device product:{props['ro.product.name']} model:{model} "

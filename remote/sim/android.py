@@ -11,7 +11,7 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from remote.sim import clipboard
+from remote.sim import clipboard, roms
 from remote.sim.device import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
 
@@ -23,6 +23,7 @@ KEYCODES = {"HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "DPAD_UP": 19, "DPAD_
             "SPACE": 62, "TAB": 61, "ENTER": 66, "DEL": 67, "MENU": 82, "SEARCH": 84, "FORWARD_DEL": 112,
             "ESCAPE": 111, "MOVE_HOME": 122, "MOVE_END": 123, "APP_SWITCH": 187, "WAKEUP": 224, "SLEEP": 223,
             **{str(d): 7 + d for d in range(10)}, **{chr(65 + i): 29 + i for i in range(26)}}
+ADB_PACKAGE = ADB_IME.split("/", 1)[0]
 _NPE = ("Exception occurred while executing 'text':\n"
         "java.lang.NullPointerException: Attempt to get length of null array\n"
         "\tat com.android.server.input.InputShellCommand.sendText(InputShellCommand.java:374)\n"
@@ -44,6 +45,9 @@ def input_(ctx: Ctx, argv: list[str]) -> int:
         return 1
     sub, rest = args[0], args[1:]
     phone = ctx.phone
+    if phone.scenario.input_refused:   # a ROM switch is off (roms: R1)
+        ctx.err(roms.executing(sub, roms.INJECT_REFUSED))
+        return 255
     try:
         if sub == "tap" and len(rest) >= 2:
             phone.tap(int(float(rest[0])), int(float(rest[1])))
@@ -124,12 +128,12 @@ def am(ctx: Ctx, argv: list[str]) -> int:
     if sub in ("start", "start-activity"):
         return _am_start(ctx, opts)
     if sub == "broadcast":
-        action = opts.get("-a", "")
+        action, package = opts.get("-a", ""), opts.get("-p", "")
         desc = "Intent { " + (f"act={action} " if action else "") + "flg=0x400000" + \
-            (" (has extras)" if extras else "") + " }"
+            (f" pkg={package}" if package else "") + (" (has extras)" if extras else "") + " }"
         ctx.out(f"Broadcasting: {desc}\n")
-        answer = clipboard.broadcast(phone, action, extras)   # the clipper helper's receiver, else None
-        if answer is None:
+        answer = clipboard.broadcast(phone, action, extras) if package in ("", clipboard.PACKAGE) else None
+        if answer is None and package in ("", ADB_PACKAGE):
             _adb_keyboard(phone, action, extras)
         ctx.out(answer or "Broadcast completed: result=0\n")
         return 0
@@ -161,8 +165,14 @@ def _am_start(ctx: Ctx, opts: dict[str, str]) -> int:
 
 
 def _adb_keyboard(phone: Phone, action: str, extras: dict[str, str]) -> None:
-    """AdbIME's receiver: registered only while ADBKeyboard is the current IME."""
+    """AdbIME's receiver: registered only while ADBKeyboard is the current IME; old builds register it late
+    (the first broadcast after `ime set` is lost) and not at all on Android 16 (`remote.sim.roms`)."""
     if phone.ime != ADB_IME or ADB_IME not in phone.imes_installed:
+        return
+    if not roms.receiver_works(phone.scenario.adbkeyboard_build, int(phone.sdk)):
+        return
+    if phone.adbkeyboard_lost:
+        phone.adbkeyboard_lost -= 1
         return
     if action == "ADB_INPUT_TEXT" and "msg" in extras:
         phone.type_text(extras["msg"])
@@ -234,6 +244,9 @@ def reboot(ctx: Ctx, argv: list[str]) -> int:
 def ime(ctx: Ctx, argv: list[str]) -> int:
     phone = ctx.phone
     sub, args = (argv[1] if len(argv) > 1 else ""), argv[2:]
+    if phone.scenario.ime_refused:   # checked before the subcommand is read (roms: R2)
+        ctx.err(roms.executing("ime", roms.SECURE_SETTINGS_REFUSED))
+        return 255
     with phone.lock:
         if sub == "list":
             ids = phone.imes_installed if "-a" in args else phone.imes_enabled
@@ -267,6 +280,8 @@ def ime(ctx: Ctx, argv: list[str]) -> int:
                 if target not in phone.imes_enabled:
                     ctx.err(f"Unknown input method {target} cannot be selected for user #0\n")
                     return 255
+                if target == ADB_IME and phone.ime != ADB_IME:   # a fresh AdbIME service: old builds are late
+                    phone.adbkeyboard_lost = roms.first_broadcasts_lost(phone.scenario.adbkeyboard_build)
                 phone.ime = target
                 ctx.out(f"Input method {target} selected for user #0\n")
             phone.changed()
@@ -312,6 +327,8 @@ def dumpsys(ctx: Ctx, argv: list[str]) -> int:
     elif service == "activity":
         ctx.out(f"  mResumedActivity: ActivityRecord{{7d3b2e0 u0 {component} t12}}\n"
                 f"  ACTIVITY {component} 7d3b2e0 pid=4242\n")
+    elif service == "package" and len(argv) > 2 and argv[2] == ADB_PACKAGE:
+        ctx.out(roms.dumpsys_package(phone.scenario.adbkeyboard_build, ADB_IME in phone.imes_installed))
     elif service == "package" and len(argv) > 2:
         version = phone.version_name(argv[2])
         if version is not None:   # the lines of a real `dumpsys package PKG` that readers look for

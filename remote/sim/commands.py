@@ -13,7 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from remote.sim import android
+from remote.sim import android, roms
 from remote.sim.shell import CommandFn, Ctx, ShellExit, Writer, execute
 
 if TYPE_CHECKING:
@@ -268,7 +268,10 @@ def settings(ctx: Ctx, argv: list[str]) -> int:
             argv[2] not in ("system", "secure", "global"):
         ctx.err("Invalid command: " + " ".join(argv[1:]) + "\n")
         return 255
-    verb, _ns, key = argv[1], argv[2], argv[3]
+    verb, namespace, key = argv[1], argv[2], argv[3]
+    if verb in ("put", "delete") and namespace in ("secure", "global") and phone.scenario.ime_refused:
+        ctx.err(roms.executing(verb, roms.SETTINGS_PUT_REFUSED))   # the same switch guards these (roms: R2)
+        return 255
     with phone.lock:
         values = {
             "default_input_method": phone.ime,

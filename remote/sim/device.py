@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
-from remote.sim import clipboard
+from remote.sim import clipboard, roms
 from remote.sim.fs import FakeFS
 from remote.sim.scenario import Scenario
 
@@ -34,6 +34,7 @@ class Phone(Protocol):
     """Everything the shell and the ADB services touch (see the module docstring)."""
 
     serial: str
+    sdk: str
     scenario: Scenario
     size: tuple[int, int]
     lock: threading.RLock
@@ -47,10 +48,13 @@ class Phone(Protocol):
     shell_connections: int
     gone: bool
     reboots: int
+    adbkeyboard_lost: int          # broadcasts ADBKeyboard will still miss (an old build right after `ime set`)
+    device_list_reads: int         # how often the adb server listed this phone (for device_state_polls)
 
     @property
     def density_dpi(self) -> int: ...
     def properties(self) -> dict[str, str]: ...
+    def device_state(self) -> str: ...
     def packages(self) -> list[str]: ...
     def version_name(self, package: str) -> str | None: ...
     def changed(self) -> None: ...
@@ -95,8 +99,11 @@ class BasePhone:
         self._version = 0
         self.settings = {"wlan": True, "bluetooth": False, "airplane": False}
         self.imes_installed = [LATIN_IME] + ([ADB_IME] if scenario.adbkeyboard else [])
-        self.imes_enabled = [LATIN_IME]
-        self.ime = LATIN_IME
+        self.imes_enabled = [LATIN_IME] + ([ADB_IME] if scenario.keyboard == "adbkeyboard" else [])
+        self.ime = ADB_IME if scenario.keyboard == "adbkeyboard" else LATIN_IME
+        self.adbkeyboard_lost = 0
+        self.android_release, self.sdk = str(scenario.android), str(scenario.sdk)
+        self.device_list_reads = 0
         self.clipboard: str | None = None      # set through the clipper helper's broadcasts (remote.sim.clipboard)
         self.commands: list[str] = []
         self.shell_connections = 0
@@ -125,6 +132,17 @@ class BasePhone:
         return "1.0" if package in self.packages() else None
 
     def properties(self) -> dict[str, str]:
+        """``getprop``'s values: the phone's own, then its ROM's identity (`remote.sim.roms`) and Android release."""
+        return {**self._base_properties(), **roms.IDENTITIES[self.scenario.rom]}
+
+    def device_state(self) -> str:
+        """The phone's state on the adb server's list: the scenario's, until `device_state_polls` reads."""
+        polls = self.scenario.device_state_polls
+        if polls is not None and self.device_list_reads > polls:
+            return "device"
+        return self.scenario.device_state
+
+    def _base_properties(self) -> dict[str, str]:
         w, h = self.size
         return {"ro.product.model": self.model, "ro.product.brand": "remote", "ro.product.name": self.product,
                 "ro.product.device": "sim", "ro.product.manufacturer": "remote",

@@ -57,7 +57,7 @@ class SimPhone(BasePhone):
         self._frame_key: tuple[Any, ...] | None = None
         self._frame: Frame | None = None
         # --- what the user sees ---
-        self.launcher = apps.launcher_package(self.scenario.rom)
+        self.launcher = apps.launcher_package(self.scenario.layout)
         self.app_state: dict[str, Any] = {}
         self.foreground = self.launcher
         self.stacks: dict[str, list[str]] = {}

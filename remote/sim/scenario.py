@@ -14,7 +14,14 @@ every key is optional::
     uiautomator_delay_ms: 300
     contacts: [张三, 李四, 王五, 文件传输助手]
     versions: {wechat: "8.0.47"}   # an app's simulated release (remote.sim.versions), or random
-    rom: aosp                      # aosp | miui: Settings layout and the launcher
+    rom: aosp                      # aosp | miui | hyperos | coloros | originos | emui | oneui (remote.sim.roms)
+    android: 13                    # the Android release: 10 ... 16
+    input_refused: false           # `input` answers the INJECT_EVENTS SecurityException (a ROM switch off)
+    ime_refused: false             # `ime` answers the WRITE_SECURE_SETTINGS SecurityException
+    adbkeyboard_build: v2.5-dev    # v2.5-dev | v2.4-dev | root-2023 (ADBKeyboard's receiver: fixed, late, late)
+    keyboard: latin                # latin | adbkeyboard: the keyboard chosen on the phone at start
+    device_state: device           # device | unauthorized | offline | no permissions (the adb server's list)
+    device_state_polls: null       # the state turns to `device` after this many device-list reads
     trace: null                    # a DroidBot output folder: serve that recording instead (the trace phone)
     trace_start: null              # its state to start in (state_str, a unique prefix, or a capture tag)
 
@@ -35,11 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from remote.errors import ConfigError, did_you_mean
+from remote.sim import roms
 from remote.sim.versions import check_versions
 from remote.yamlfile import line_of_key, load_yaml
 
 DEFAULT_CONTACTS = ("张三", "李四", "王五", "文件传输助手")
-ROMS = ("aosp", "miui")
+ROMS = roms.ROMS
 _RESOLUTION = re.compile(r"^\s*(\d{3,4})\s*[xX×*]\s*(\d{3,4})\s*$")
 
 
@@ -57,6 +65,13 @@ class Scenario:
     contacts: tuple[str, ...] = field(default=DEFAULT_CONTACTS)
     versions: Mapping[str, str] = field(default_factory=dict)
     rom: str = "aosp"
+    android: int = 13
+    input_refused: bool = False
+    ime_refused: bool = False
+    adbkeyboard_build: str = "v2.5-dev"
+    keyboard: str = "latin"
+    device_state: str = "device"
+    device_state_polls: int | None = None
     trace: str | None = None
     trace_start: str | None = None
 
@@ -84,8 +99,7 @@ class Scenario:
             object.__setattr__(self, "versions", check_versions(self.versions))
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
-        if self.rom not in ROMS:
-            raise ConfigError(f"rom must be one of {', '.join(ROMS)}, not {self.rom!r}")
+        roms.check(self)
         for name in ("trace", "trace_start"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, str | Path | int)
@@ -106,6 +120,15 @@ class Scenario:
         if not (320 <= width <= 2160 and width < height <= 4096):
             raise ConfigError(f"resolution {self.resolution!r} is not a portrait phone screen")
         return width, height
+
+    @property
+    def layout(self) -> str:
+        """The Settings/launcher layout the apps draw: ``miui`` for MIUI and HyperOS, else ``aosp``."""
+        return roms.LAYOUTS[self.rom]
+
+    @property
+    def sdk(self) -> int:
+        return roms.ANDROID_SDK[self.android]
 
     def replace(self, **changes: Any) -> Scenario:
         return dataclasses.replace(self, **changes)

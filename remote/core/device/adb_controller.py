@@ -21,8 +21,11 @@ from xml.etree import ElementTree
 from adbutils.errors import AdbError
 from PIL import Image
 
+from remote.core.device import refusals, states
 from remote.core.device.capture import CaptureDecodeError, decode_png, decode_raw, frame_uniformity
 from remote.core.device.keys import KEYCODES, keycode
+from remote.core.device.rom import Rom, parse_getprop
+from remote.core.device.rom import detect as rom_of
 from remote.core.device.text_input import TextTyper
 from remote.core.device.transport import AdbLink, NoSpawnClient, no_server, server_answers
 from remote.core.records import ScreenshotMetadata
@@ -49,8 +52,9 @@ class ADBController:
                             reconnect_attempts=reconnect_attempts, reconnect_delay=reconnect_delay, sleep=sleep)
         self.operation_delay = operation_delay
         self._sleep = sleep
-        self.typer = TextTyper(self.link, self.focused_text, state_dir=state_dir, operation_delay=operation_delay,
+        self.typer = TextTyper(self, self.focused_text, state_dir=state_dir, operation_delay=operation_delay,
                                sleep=sleep)
+        self._rom: Rom | None = None
         self._size: tuple[int, int] | None = None
         self._packages: set[str] | None = None
         self.last_screenshot: ScreenshotMetadata | None = None
@@ -67,8 +71,22 @@ class ADBController:
         return self
 
     def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str:
-        """Run a shell command. A list is quoted argument by argument (the safe form)."""
-        return self.link.shell(args, timeout)
+        """Run a shell command. A list is quoted argument by argument (the safe form).
+
+        A refusal (`refusals`: ``input``, ``ime``, ``am``, ``monkey``, ``pm``, ``settings`` answering a
+        SecurityException) raises `PhoneRefused`, naming the switch to flip on this phone's ROM.
+        """
+        out = self.link.shell(args, timeout)
+        refusal = refusals.read(args, out)
+        if refusal is not None:
+            raise refusals.error(refusal, self.rom(), self.serial)
+        return out
+
+    def rom(self) -> Rom:
+        """The phone's ROM and Android version, from one ``getprop`` (read once)."""
+        if self._rom is None:
+            self._rom = rom_of(parse_getprop(self.link.shell(["getprop"])))
+        return self._rom
 
     def close(self) -> None:
         """Restore the input method that was active before we switched to ADBKeyboard."""
@@ -265,19 +283,33 @@ class ADBController:
         return self.shell(["getprop", name]).strip()
 
     def info(self) -> dict[str, Any]:
-        """Serial, model, resolution and ADBKeyboard presence (for `remote devices`)."""
+        """What `remote devices` shows: serial, model, Android, ROM, resolution, ADBKeyboard's state.
+
+        Read without any command a phone may refuse (no ``ime``, no ``input``).
+        """
         w, h = self.window_size()
-        return {"serial": self.serial, "model": self.getprop("ro.product.model"), "resolution": f"{w}x{h}",
-                "adbkeyboard": self.has_adbkeyboard()}
+        rom = self.rom()
+        build, keyboards = self.typer.build(), self.typer.keyboards()
+        keyboard = ("current" if keyboards.adbkeyboard_current else "enabled" if keyboards.adbkeyboard_enabled
+                    else "installed, not enabled") if build.installed else "not installed"
+        return {"serial": self.serial, "state": "device", "model": self.getprop("ro.product.model"),
+                "android": rom.android, "rom": rom.name, "resolution": f"{w}x{h}",
+                "adbkeyboard": build.installed, "keyboard": keyboard}
 
     @staticmethod
-    def list_serials(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[str]:
-        """Serials of the phones an adb server sees (DeviceNotFound when no server answers)."""
+    def list_devices(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[tuple[str, str]]:
+        """``(serial, state)`` of every phone an adb server lists, ready or not (`states`)."""
         if not server_answers(host, port):
             raise no_server(host, port)
         client = NoSpawnClient(host=host, port=port, socket_timeout=socket_timeout)
         try:
-            return [i.serial for i in client.list() if i.state == "device"]
+            return [(i.serial, states.normalise(i.state)) for i in client.list()]
         except (TimeoutError, AdbError, OSError) as exc:
             raise DeviceError(f"the adb server on {host}:{port} did not answer: {exc}",
                               hint="restart it with `adb kill-server; adb start-server`") from exc
+
+    @staticmethod
+    def list_serials(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[str]:
+        """Serials of the ready phones an adb server sees (DeviceNotFound when no server answers)."""
+        return [serial for serial, state in ADBController.list_devices(host, port, socket_timeout)
+                if state == states.READY]

@@ -24,14 +24,6 @@ ADBKEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 ADBKEYBOARD_PACKAGE = "com.android.adbkeyboard"
 CHUNK_BYTES = 600  # UTF-8 bytes per broadcast: Base64 grows it by 4/3, well under the command-line limit
 
-PERMISSION_MARKERS = ("WRITE_SECURE_SETTINGS", "SecurityException")
-PERMISSION_HINT = ("the phone refused to switch the input method (WRITE_SECURE_SETTINGS). In Developer options "
-                   "enable 'USB debugging (Security settings)' (Xiaomi/MIUI/HyperOS, also named "
-                   "'USB调试（安全设置）'; some ROMs call it 'Disable permission monitoring'), then reconnect")
-INSTALL_HINT = ("install ADBKeyboard (github.com/senzhk/ADBKeyBoard: `adb install ADBKeyboard.apk`), enable it "
-                "with `adb shell ime enable com.android.adbkeyboard/.AdbIME`, and run again; plain "
-                "`input text` can only type ASCII")
-
 
 def text_chunks(text: str, chunk_bytes: int = CHUNK_BYTES) -> list[str]:
     """Split text into pieces of at most ``chunk_bytes`` UTF-8 bytes, never inside a character.
@@ -82,20 +74,6 @@ def input_text_pieces(text: str) -> list[str]:
 
 def broadcast_ok(output: str) -> bool:
     return "Broadcast completed" in output
-
-
-def permission_denied(output: str) -> bool:
-    return any(marker in output for marker in PERMISSION_MARKERS)
-
-
-def ime_ids(output: str) -> list[str]:
-    """IME ids from ``ime list -s`` (one per line) or ``ime list -a`` (``pkg/.Class:`` headers)."""
-    ids = []
-    for line in output.splitlines():
-        line = line.strip().rstrip(":")
-        if re.fullmatch(r"[\w.]+/[\w.$]+", line):
-            ids.append(line)
-    return ids
 
 
 class ImeStateFile:

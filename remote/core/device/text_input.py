@@ -1,41 +1,66 @@
 """Typing text on the phone: ADBKeyboard's Base64 broadcast (any language), plain `input text` for ASCII.
 
-`TextTyper` is handed the shell it types through and a way to read the focused
-field back; `ADBController` builds one. The protocol facts and the state file
-that restores a crashed run's keyboard are in ``ime``.
+`TextTyper` is handed the shell it types through (the controller, which reads every refusal) and a
+way to read the focused field back; `ADBController` builds one. The protocol facts and the state
+file that restores a crashed run's keyboard are in ``ime``; which ADBKeyboard build works where, in
+``adbkeyboard``.
+
+How a text is typed, decided afresh for every text (`_route`), without commands a phone may refuse:
+
+1. ADBKeyboard is the current keyboard: broadcast, no switching (works where ``ime`` is refused).
+2. ADBKeyboard installed and usable here: switch to it (``ime enable``/``ime set``), then broadcast.
+3. Otherwise ASCII goes through ``input text``; anything else stops with what to install or switch on.
+
+After a switch the first broadcast is the warm-up: old builds register their receiver only when the
+keyboard view first shows, so the first text may be lost (§10 R3). It is read back and sent again
+while it has not arrived, a bounded number of times; the read-back is done twice (now, and after a
+pause) before a second send, so a slow field is not typed into twice.
 """
 
 from __future__ import annotations
 
 import atexit
+import enum
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import NoReturn, Protocol
 
+from remote.core.device import adbkeyboard
 from remote.core.device import ime as adb_ime
+from remote.core.device.rom import Rom
 from remote.errors import (
     ActionError,
     DeviceCommandError,
     DeviceError,
     InputMethodMissing,
     InputMethodPermission,
+    PhoneRefused,
 )
 
 logger = logging.getLogger(__name__)
 DEL_KEY, MOVE_END_KEY, ENTER_KEY = 67, 123, 66
+WARMUP_TRIES, WARMUP_PAUSE_S = 3, 0.4   # at most 3 sends of the first piece, 2 read-backs each
 
 
 class Shell(Protocol):
-    """What typing needs of the ADB link."""
+    """What typing needs of the phone: its serial, a shell that reads refusals, and its ROM."""
 
-    serial: str
+    @property
+    def serial(self) -> str: ...
 
     def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str: ...
 
+    def rom(self) -> Rom: ...
+
+
+class Route(enum.Enum):
+    IME = "ADBKeyboard"
+    PLAIN = "input text"
+
 
 class TextTyper:
-    """``TextTyper(link, read_field=controller.focused_text).type("你好", verify=True)``."""
+    """``TextTyper(controller, read_field=controller.focused_text).type("你好", verify=True)``."""
 
     def __init__(self, link: Shell, read_field: Callable[[], str | None], *, state_dir: str | None = None,
                  operation_delay: float = 0.0, sleep: Callable[[float], None] = time.sleep) -> None:
@@ -44,35 +69,48 @@ class TextTyper:
         self.state_dir = state_dir
         self.operation_delay = operation_delay
         self.sleep = sleep
-        self._adbkeyboard: bool | None = None
+        self._build: adbkeyboard.Build | None = None
+        self._refused: InputMethodPermission | None = None   # switching keyboards was refused this session
         self._previous_ime: str | None = None
         self._switched = False
+        self._warm = False          # ADBKeyboard's receiver answered since it became the keyboard
         self._atexit = False
+        self.last_route: Route | None = None
 
     def _shell(self, args: Sequence[object], timeout: float | None = None) -> str:
         return self.link.shell(args, timeout)
 
+    # ---------------------------------------------------------------- what the phone has
+    def build(self) -> adbkeyboard.Build:
+        """The installed ADBKeyboard build (``dumpsys package``), read once."""
+        if self._build is None:
+            self._build = adbkeyboard.parse_build(self._shell(["dumpsys", "package", adbkeyboard.PACKAGE]))
+        return self._build
+
     def has_adbkeyboard(self) -> bool:
-        if self._adbkeyboard is None:
-            out = self._shell(["ime", "list", "-a", "-s"])
-            if adb_ime.permission_denied(out):
-                raise InputMethodPermission("the phone refused to list input methods", serial=self.link.serial,
-                                            hint=adb_ime.PERMISSION_HINT)
-            self._adbkeyboard = adb_ime.ADBKEYBOARD_IME in adb_ime.ime_ids(out)
-        return self._adbkeyboard
+        return self.build().installed
+
+    def keyboards(self) -> adbkeyboard.Keyboards:
+        """The current and enabled keyboards, from ``settings get secure`` (no permission needed)."""
+        enabled = self._shell(["settings", "get", "secure", "enabled_input_methods"])
+        return adbkeyboard.Keyboards(self.current_ime(), adbkeyboard.parse_enabled(enabled))
 
     def current_ime(self) -> str:
         return self._shell(["settings", "get", "secure", "default_input_method"]).strip()
 
+    # ---------------------------------------------------------------- keyboard switching
     def recover_stale_ime(self) -> None:
         """A crashed run left ADBKeyboard active: put the keyboard it replaced back."""
         state = adb_ime.ImeStateFile(self.link.serial, self.state_dir)
         previous = state.load()
         if not previous:
             return
-        if self.current_ime() == adb_ime.ADBKEYBOARD_IME and previous != adb_ime.ADBKEYBOARD_IME:
-            self._shell(["ime", "set", previous])
-            logger.warning("an earlier run left ADBKeyboard active; restored input method %s", previous)
+        try:
+            if self.current_ime() == adb_ime.ADBKEYBOARD_IME and previous != adb_ime.ADBKEYBOARD_IME:
+                self._shell(["ime", "set", previous])
+                logger.warning("an earlier run left ADBKeyboard active; restored input method %s", previous)
+        except PhoneRefused as exc:
+            logger.warning("could not restore input method %s: %s", previous, exc.message)
         state.clear()
 
     def restore(self) -> None:
@@ -91,52 +129,175 @@ class TextTyper:
             # The state file stays, so the next start restores it.
             logger.warning("could not restore input method %s now: %s", self._previous_ime, exc)
         finally:
-            self._switched = False
+            self._switched = self._warm = False
 
     def forget_switch(self) -> None:
         """Leave the keyboard as it is at exit (tests that simulate a crash)."""
         self._switched = False
 
-    def _ensure_adbkeyboard(self) -> None:
-        if self._switched:
-            return
-        current = self.current_ime()
-        if current == adb_ime.ADBKEYBOARD_IME:
-            return
-        for args in (["ime", "enable", adb_ime.ADBKEYBOARD_IME], ["ime", "set", adb_ime.ADBKEYBOARD_IME]):
-            out = self._shell(args)
-            if adb_ime.permission_denied(out):
-                raise InputMethodPermission("the phone refused to switch to ADBKeyboard", serial=self.link.serial,
-                                            hint=adb_ime.PERMISSION_HINT)
+    def _switch(self, keyboards: adbkeyboard.Keyboards) -> None:
+        """Make ADBKeyboard the keyboard; InputMethodPermission (with the ROM's switch) when refused."""
+        if not keyboards.adbkeyboard_enabled:
+            self._shell(["ime", "enable", adb_ime.ADBKEYBOARD_IME])
+        self._shell(["ime", "set", adb_ime.ADBKEYBOARD_IME])
         if self.current_ime() != adb_ime.ADBKEYBOARD_IME:
-            raise InputMethodPermission("ADBKeyboard did not become the active input method",
-                                        serial=self.link.serial, hint=adb_ime.PERMISSION_HINT)
-        self._previous_ime, self._switched = current, True
-        adb_ime.ImeStateFile(self.link.serial, self.state_dir).save(current)
+            raise InputMethodPermission("ADBKeyboard did not become the current keyboard after `ime set`",
+                                        serial=self.link.serial, permission="WRITE_SECURE_SETTINGS",
+                                        hint="enable ADB Keyboard in Settings → language & input, or make it the "
+                                             "phone's keyboard there; then check with `python -m remote doctor`")
+        self._previous_ime, self._switched, self._warm = keyboards.current, True, False
+        adb_ime.ImeStateFile(self.link.serial, self.state_dir).save(keyboards.current)
         if not self._atexit:
             atexit.register(self.restore)
             self._atexit = True
 
-    def _broadcast(self, action: str, *extras: str) -> str:
-        return self._shell(["am", "broadcast", "-a", action, *extras])
+    # ---------------------------------------------------------------- choosing how to type
+    def _route(self, text: str) -> Route:
+        """How to type ``text`` here (the module docstring's three cases); raises when nothing can."""
+        build = self.build()
+        rom = self.link.rom()
+        if not build.installed or build.too_old_for(rom.sdk):
+            if text.isascii():
+                return Route.PLAIN
+            if not build.installed:
+                raise InputMethodMissing("typing non-ASCII text needs ADBKeyboard, which is not installed",
+                                         serial=self.link.serial, hint="; ".join(adbkeyboard.INSTALL_STEPS))
+            raise InputMethodMissing(f"the ADBKeyboard on this phone is {build.describe}: on Android "
+                                     f"{rom.android} that build receives nothing", serial=self.link.serial,
+                                     hint="; ".join(adbkeyboard.INSTALL_STEPS))
+        if self._switched:
+            return Route.IME
+        keyboards = self.keyboards()
+        if keyboards.adbkeyboard_current:
+            return Route.IME
+        if self._refused is None:
+            try:
+                self._switch(keyboards)
+                return Route.IME
+            except InputMethodPermission as exc:
+                self._refused = exc
+        if text.isascii():
+            logger.info("switching to ADBKeyboard is refused; typing ASCII with `input text`")
+            return Route.PLAIN
+        refused = self._refused
+        raise InputMethodPermission(f"typing non-ASCII text needs ADBKeyboard as the current keyboard, and "
+                                    f"{refused.message}", serial=self.link.serial, permission=refused.permission,
+                                    command=refused.command, rom=refused.rom, hint=refused.hint)
 
-    def _type_adbkeyboard(self, text: str, clear: bool) -> None:
+    # ---------------------------------------------------------------- typing
+    def type(self, text: str, *, clear: bool = False, verify: bool = False) -> bool:
+        """Type ``text`` into the focused field; True when typed (and, with ``verify``, read back equal).
+
+        Without ``verify`` True means sent, not seen: only a read-back (``verify``, and the warm-up
+        after a switch, which happens either way) shows the text arrived. With ``verify`` a field
+        that differs is cleared and typed once more.
+        """
+        if not isinstance(text, str):
+            raise ActionError(f"text must be a string, not {type(text).__name__}")
+        route = self.last_route = self._route(text)
+        before = ""
+        if not clear and (verify or (route is Route.IME and not self._warm)):
+            before = self.read_field() or ""
+        if route is Route.IME:
+            confirmed = self._type_adbkeyboard(text, clear, before)
+        else:
+            self._type_plain(text, clear)
+            confirmed = False
+        if self.operation_delay:
+            self.sleep(self.operation_delay)
+        if not verify or confirmed:
+            return True
+        expected = text if clear else before + text
+        got = self.read_field()
+        if got in (expected, text):   # == text: what read as the field's text was its hint
+            return True
+        logger.warning("typed text reads back as %d characters, expected %d; typing once more", len(got or ""),
+                       len(expected))
+        (self._type_plain if route is Route.PLAIN else self._retype_adbkeyboard)(expected, True)
+        return self.read_field() == expected
+
+    def _broadcast(self, action: str, *extras: str) -> str:
+        """To ADBKeyboard's package explicitly (``-p``): phones that drop implicit broadcasts still deliver it."""
+        return self._shell(["am", "broadcast", "-a", action, "-p", adbkeyboard.PACKAGE, *extras])
+
+    def _send(self, piece: str) -> None:
+        if adb_ime.broadcast_ok(self._broadcast("ADB_INPUT_B64", "--es", "msg", adb_ime.b64(piece))):
+            return
+        out = self._broadcast("ADB_INPUT_TEXT", "--es", "msg", piece)
+        if not adb_ime.broadcast_ok(out):
+            raise DeviceCommandError("ADBKeyboard did not accept the text", command="am broadcast",
+                                     output=out, serial=self.link.serial)
+
+    def _type_adbkeyboard(self, text: str, clear: bool, before: str) -> bool:
+        """Broadcast the text; True when a read-back already showed all of it (the warm-up did)."""
+        pieces = adb_ime.text_chunks(text)
         if clear:
+            self._clear_adbkeyboard(warm_up=not self._warm)
+            before = ""
+        if not pieces:
+            return False
+        exact, rest = False, pieces
+        if not self._warm:
+            exact, rest = self._warm_up(pieces[0], before), pieces[1:]
+        for piece in rest:
+            self._send(piece)
+        return exact and not rest
+
+    def _retype_adbkeyboard(self, text: str, clear: bool) -> None:
+        self._type_adbkeyboard(text, clear, "")
+
+    def _warm_up(self, piece: str, before: str) -> bool:
+        """Send the first piece until the field reads it back (bounded); True when it reads exactly as expected.
+
+        Raises when it never arrives, or when no field has the focus (nothing could be read back).
+        """
+        for attempt in range(WARMUP_TRIES):
+            self._send(piece)
+            for pause in (0.0, WARMUP_PAUSE_S * (attempt + 1)):
+                if pause:
+                    self.sleep(pause)
+                got = self.read_field()
+                if got is None:
+                    raise ActionError("no text field has the focus, so ADBKeyboard's text went nowhere",
+                                      hint="tap the field first")
+                if got in (before + piece, piece) or (got != before and got.endswith(piece)):
+                    self._warm = True
+                    if attempt:
+                        logger.warning("ADBKeyboard received text only on send %d after the switch", attempt + 1)
+                    return got in (before + piece, piece)
+        self._not_received()
+
+    def _not_received(self) -> NoReturn:
+        build, rom = self.build(), self.link.rom()
+        if build.maybe_unfixed_for(rom.sdk):
+            raise InputMethodMissing(f"ADBKeyboard received nothing on Android {rom.android}: this is "
+                                     f"{build.describe}, and only {adbkeyboard.FIXED_RELEASE} works on Android 16",
+                                     serial=self.link.serial, hint="; ".join(adbkeyboard.INSTALL_STEPS))
+        raise DeviceCommandError(f"ADBKeyboard received nothing after {WARMUP_TRIES} sends ('Broadcast completed' "
+                                 "is printed whether or not it did)", command="am broadcast",
+                                 serial=self.link.serial,
+                                 hint=f"install ADBKeyboard {adbkeyboard.FIXED_RELEASE} "
+                                      f"({adbkeyboard.FIXED_URL}) and check with `python -m remote doctor`")
+
+    def _clear_adbkeyboard(self, *, warm_up: bool) -> None:
+        """ADB_CLEAR_TEXT; after a switch it is sent again (harmless) while the field does not read empty.
+
+        An empty field may read as its hint on older Androids, so this never fails by itself: the
+        text's own warm-up decides whether ADBKeyboard receives.
+        """
+        for attempt in range(WARMUP_TRIES if warm_up else 1):
+            if attempt:
+                self.sleep(WARMUP_PAUSE_S * attempt)
             self._broadcast("ADB_CLEAR_TEXT")
-        for piece in adb_ime.text_chunks(text):
-            if adb_ime.broadcast_ok(self._broadcast("ADB_INPUT_B64", "--es", "msg", adb_ime.b64(piece))):
-                continue
-            out = self._broadcast("ADB_INPUT_TEXT", "--es", "msg", piece)
-            if not adb_ime.broadcast_ok(out):
-                raise DeviceCommandError("ADBKeyboard did not accept the text", command="am broadcast",
-                                         output=out, serial=self.link.serial)
+            if warm_up and self.read_field() in ("", None):
+                return
 
     def _type_plain(self, text: str, clear: bool) -> None:
         if not text.isascii():
-            raise InputMethodMissing("typing non-ASCII text needs ADBKeyboard, which is not installed",
-                                     serial=self.link.serial, hint=adb_ime.INSTALL_HINT)
+            raise InputMethodMissing("non-ASCII text cannot go through `input text`", serial=self.link.serial,
+                                     hint="; ".join(adbkeyboard.INSTALL_STEPS))
         if clear:
-            self.clear()
+            self._clear_plain()
         for i, line in enumerate(text.replace("\r\n", "\n").split("\n")):
             if i:   # `input text` cannot carry a newline: an ENTER key event types it
                 self._shell(["input", "keyevent", str(ENTER_KEY)])
@@ -146,39 +307,18 @@ class TextTyper:
                     raise DeviceCommandError("`input text` failed on the phone", command="input text", output=out,
                                              serial=self.link.serial)
 
-    def type(self, text: str, *, clear: bool = False, verify: bool = False) -> bool:
-        """Type ``text`` into the focused field; True when typed (and, with ``verify``, read back equal).
-
-        ADBKeyboard's Base64 broadcast when installed (any language), else plain
-        ``input text`` for ASCII. With ``verify`` the field is read back from the UI
-        dump and, if it differs, cleared and typed once more.
-        """
-        if not isinstance(text, str):
-            raise ActionError(f"text must be a string, not {type(text).__name__}")
-        use_ime = self.has_adbkeyboard()
-        if use_ime:
-            self._ensure_adbkeyboard()
-        before = "" if clear or not verify else (self.read_field() or "")
-        typer = self._type_adbkeyboard if use_ime else self._type_plain
-        typer(text, clear)
-        if self.operation_delay:
-            self.sleep(self.operation_delay)
-        if not verify:
-            return True
-        expected = text if clear else before + text
-        got = self.read_field()
-        if got in (expected, text):   # == text: what read as the field's text was its hint
-            return True
-        logger.warning("typed text reads back as %r, expected %r; typing once more", got, expected)
-        typer(expected, True)
-        return self.read_field() == expected
-
     def clear(self) -> None:
-        """Empty the focused field (ADBKeyboard's clear, else DEL presses for its length)."""
-        if self.has_adbkeyboard():
-            self._ensure_adbkeyboard()
-            self._broadcast("ADB_CLEAR_TEXT")
-            return
+        """Empty the focused field (ADBKeyboard's clear where it can be used, else DEL presses for its length)."""
+        try:
+            route = self._route("")
+        except InputMethodPermission:
+            route = Route.PLAIN
+        if route is Route.IME:
+            self._clear_adbkeyboard(warm_up=not self._warm)
+        else:
+            self._clear_plain()
+
+    def _clear_plain(self) -> None:
         length = len(self.read_field() or "")
         if length:
             self._shell(["input", "keyevent", str(MOVE_END_KEY)])

@@ -28,11 +28,13 @@ from typing import TypeVar
 import adbutils
 from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
+from remote.core.device import states
 from remote.errors import DeviceCommandError, DeviceDisconnected, DeviceError, DeviceNotFound
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
+READY_POLLS, READY_POLL_S = 8, 0.5   # an offline / authorizing phone is waited for at most 4 s
 _TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
                   "no device with transport id", "no devices/emulators found")
 
@@ -77,7 +79,11 @@ class AdbLink:
         self._device: adbutils.AdbDevice | None = None
 
     def resolve(self) -> None:
-        """Find the device (``adb connect`` first for an ``ip:port`` serial); DeviceNotFound if absent."""
+        """Find the device (``adb connect`` first for an ``ip:port`` serial); DeviceNotFound if absent.
+
+        A phone listed but not ready says why (`states`): unauthorized, no permissions; one that is
+        offline or authorizing (right after ``adb connect`` or plug-in) is waited for a bounded while.
+        """
         if not server_answers(self.host, self.port):
             raise no_server(self.host, self.port)
         if self.serial and ":" in self.serial and not self.serial.startswith("emulator"):
@@ -86,29 +92,25 @@ class AdbLink:
                 raise DeviceNotFound(f"could not connect to {self.serial}: {reply.strip()}", serial=self.serial,
                                      hint="check the phone's IP and port, that it is on the same network, and "
                                           "that wireless debugging is on (`adb tcpip 5555` over USB first)")
-        infos = [i for i in self.client.list(extended=True) if i.state == "device"]
-        if self.serial:
-            match = [i for i in infos if i.serial == self.serial]
-            if not match:
-                seen = ", ".join(i.serial for i in infos) or "none"
-                raise DeviceNotFound(f"device {self.serial!r} not found (connected: {seen})", serial=self.serial,
-                                     hint="check `python -m remote devices`; accept the USB debugging prompt on "
-                                          "the phone")
-            info = match[0]
-        elif len(infos) == 1:
-            info = infos[0]
-        elif not infos:
-            raise DeviceNotFound("no device connected",
-                                 hint="plug the phone in with USB debugging on, or try the simulated phone: "
-                                      "--device sim")
-        else:
-            raise DeviceNotFound(f"{len(infos)} devices connected ({', '.join(i.serial for i in infos)})",
-                                 hint="choose one with --device SERIAL or ADB_SERIAL")
+        info = self._pick()
+        for _ in range(READY_POLLS):
+            if states.normalise(info.state) not in states.TRANSIENT:
+                break
+            self.sleep(READY_POLL_S)
+            info = self._pick()
+        if info.state != states.READY:
+            raise states.not_ready(info.serial, info.state)
         self.serial = info.serial
         tid = (info.tags or {}).get("transport_id")
         # A transport id skips adbutils' extra `host:version` round trip on every command.
         self._device = (self.client.device(transport_id=int(tid)) if tid and tid.isdigit()
                         else self.client.device(self.serial))
+
+    def _pick(self) -> adbutils.AdbDeviceInfo:
+        """The listed phone this link means (`states.choose`), with its tags."""
+        listed = self.client.list(extended=True)
+        serial, _ = states.choose(self.serial, [(i.serial, i.state) for i in listed])
+        return next(i for i in listed if i.serial == serial)
 
     @property
     def device(self) -> adbutils.AdbDevice:
@@ -140,9 +142,9 @@ class AdbLink:
                 last = exc
             except AdbError as exc:
                 text = str(exc)
-                if "unauthorized" in text:
-                    raise DeviceError(f"device {self.serial} is unauthorized", serial=self.serial,
-                                      hint="unlock the phone and accept the 'Allow USB debugging' prompt") from exc
+                state = states.from_transport_error(text)
+                if state in ("unauthorized", "no permissions"):
+                    raise states.not_ready(self.serial or "device", state) from exc
                 if not any(marker in text for marker in _TRANSIENT_ADB):
                     raise DeviceCommandError(f"adb refused the request: {text}", serial=self.serial) from exc
                 last = exc

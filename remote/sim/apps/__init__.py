@@ -44,7 +44,7 @@ def launcher_package(rom: str) -> str:
 
 def activity_of(phone: Phone, package: str, screen: str) -> str:
     if package in LAUNCHERS:
-        return launcher.activity(phone.scenario.rom)
+        return launcher.activity(phone.scenario.layout)
     if package == SETTINGS:
         return settings.activity(phone, screen)
     module = _MODULES.get(package)

@@ -94,7 +94,7 @@ def _wallpaper(m: Metrics) -> Callable[[ImageDraw.ImageDraw, Widget], None]:
 
 
 def build(phone: Phone, m: Metrics) -> Widget:
-    rom = phone.scenario.rom
+    rom = phone.scenario.layout
     page = min(phone.launcher_page, PAGES - 1)
     if rom == "miui":
         return _miui(phone, m, page)

@@ -29,13 +29,13 @@ Painter = Callable[[ImageDraw.ImageDraw, Widget], None]
 
 
 def activity(phone: Phone, screen: str) -> str:
-    if screen == "search" and phone.scenario.rom == "aosp":
+    if screen == "search" and phone.scenario.layout == "aosp":
         return "com.android.settings.intelligence.search.SearchActivity"
     return "com.android.settings.Settings" if screen == "main" else "com.android.settings.SubSettings"
 
 
 def package_of(phone: Phone, screen: str) -> str:
-    return SEARCH_PACKAGE if screen == "search" and phone.scenario.rom == "aosp" else PACKAGE
+    return SEARCH_PACKAGE if screen == "search" and phone.scenario.layout == "aosp" else PACKAGE
 
 
 def on_enter(phone: Phone) -> None:
@@ -69,7 +69,7 @@ def open_result(phone: Phone, target: str) -> None:
 
 def build(phone: Phone, m: Metrics, screen: str) -> Widget:
     top = m.status_dp
-    rom = phone.scenario.rom
+    rom = phone.scenario.layout
     root = Widget("android.widget.LinearLayout", m.box(0, top, 360, m.content_bottom_dp - top), bg=(255, 255, 255),
                   package=package_of(phone, screen))
     if screen == "search":
@@ -99,7 +99,7 @@ def _list_top(phone: Phone, m: Metrics, screen: str) -> float:
     top = m.status_dp
     if screen != "main":
         return top + 64
-    return top + (56 if phone.scenario.rom == "miui" else 8) + 56
+    return top + (56 if phone.scenario.layout == "miui" else 8) + 56
 
 
 def _last_first(m: Metrics, rows: list[pages.Row], top: float) -> int:
@@ -113,7 +113,7 @@ def scroll(phone: Phone, m: Metrics, dy_px: int) -> None:
     screen = phone.screen
     if screen == "search":
         return
-    rows = pages.page(phone.scenario.rom, screen)[1]
+    rows = pages.page(phone.scenario.layout, screen)[1]
     key = _SCROLL + screen
     moved = round(-dy_px / m.density / ROW_H)
     first = max(0, min(phone.app_state.get(key, 0) + moved, _last_first(m, rows, _list_top(phone, m, screen))))
@@ -123,7 +123,7 @@ def scroll(phone: Phone, m: Metrics, dy_px: int) -> None:
 
 
 def _home_header(phone: Phone, m: Metrics, root: Widget) -> float:
-    top, rom = m.status_dp, phone.scenario.rom
+    top, rom = m.status_dp, phone.scenario.layout
     y = top + 8
     if rom == "miui":
         root.add(text_view(m.box(24, top + 8, 300, 44), "设置", m.px(28)))
@@ -139,7 +139,7 @@ def _home_header(phone: Phone, m: Metrics, root: Widget) -> float:
 
 
 def _sub_header(phone: Phone, m: Metrics, root: Widget, title: str) -> float:
-    top, aosp = m.status_dp, phone.scenario.rom == "aosp"
+    top, aosp = m.status_dp, phone.scenario.layout == "aosp"
     bar = Widget("android.view.ViewGroup", m.box(0, top, 360, 56), rid=ID + "action_bar" if aosp else "")
     bar.add(Widget("android.widget.ImageButton", m.box(0, top + 4, 48, 48), desc="向上导航" if aosp else "返回",
                    clickable=True, focusable=True, on_tap=phone.back, paint=paint_back_arrow()),
@@ -149,7 +149,7 @@ def _sub_header(phone: Phone, m: Metrics, root: Widget, title: str) -> float:
 
 
 def _row(phone: Phone, m: Metrics, row: pages.Row, y: float) -> Widget:
-    aosp = phone.scenario.rom == "aosp"
+    aosp = phone.scenario.layout == "aosp"
     on_tap: Callable[[], None] = lambda: None  # noqa: E731
     if row.key:
         on_tap = partial(toggle, phone, row.key)    # the row is what toggles
@@ -212,7 +212,7 @@ def _switch_painter(m: Metrics) -> Painter:
 
 
 def _search(phone: Phone, m: Metrics, root: Widget) -> None:
-    top, rom = m.status_dp, phone.scenario.rom
+    top, rom = m.status_dp, phone.scenario.layout
     query = phone.fields.get("settings.search", "")
     sid = SEARCH_PACKAGE + ":id/" if rom == "aosp" else ""
     bar = Widget("android.widget.LinearLayout", m.box(0, top, 360, 56), rid=sid + "search_view" if sid else "")
