@@ -5,7 +5,7 @@ as ``run(args) -> int`` and is imported only when that command runs, so
 ``--help`` stays fast and a missing optional extra only affects its command.
 
 Exit codes (one table, ``remote.errors.ExitCode``): 0 success, 1 the task or check
-failed, 2 the environment, configuration or usage failed, 130 aborted. Errors
+failed, 2 the environment, configuration or usage failed, 130 aborted (Ctrl-C or SIGTERM). Errors
 print ``error: …`` on stderr with what to do; a traceback only with ``--debug``.
 Everything printed passes through the same secret masking as the run records.
 """
@@ -33,7 +33,8 @@ from remote.errors import ExitCode, RemoteError
 
 EXIT_TABLE = """exit status: 0 success, 1 the task or check failed (not found, ambiguous, changed on replay,
 `modules check` found a problem), 2 environment, configuration or usage (no device, no model configured or
-reachable where one is needed, a bad file or argument), 130 aborted (Ctrl-C), 141 stdout closed early (| head)"""
+reachable where one is needed, a bad file or argument, a phone another process drives), 130 aborted (Ctrl-C
+or SIGTERM), 141 stdout closed early (| head); a valid --dry-run plan: 0, status planned"""
 MODEL_COMMANDS = ("run", "batch", "submit", "schedule", "worker", "mcp", "flow", "verify")
 STRATEGIES = ["opencv_first", "opencv_only", "ai_only"]
 

@@ -9,6 +9,7 @@
     ├── DeviceError                  the phone or the ADB link broke
     │   ├── DeviceNotFound           no such serial / no device at all
     │   │   └── DeviceNotReady       listed, but not usable: unauthorized, offline, no permissions (`state`)
+    │   ├── DeviceBusy               another process is driving this phone (its lock is held)
     │   ├── DeviceDisconnected       the link dropped and a bounded reconnect did not bring it back
     │   ├── InputMethodMissing       ADBKeyboard is needed (non-ASCII text) and not installed or not usable
     │   ├── PhoneRefused             the phone refused a command: a switch of its ROM is off (`permission`, `rom`)
@@ -25,8 +26,8 @@
 
 Exit codes, the same for every command (README's table): 0 success, 1 the task or check
 failed (target not found, ambiguous, decisions changed on replay), 2 the environment,
-configuration or usage failed (no device, no model configured, bad config or arguments),
-130 aborted (Ctrl-C). Each error class carries its own (``exit_code``).
+configuration or usage failed (no device, no model configured, bad config or arguments, a phone
+another process drives), 130 aborted (Ctrl-C or SIGTERM). Each error class carries its own (``exit_code``).
 
 Rule of thumb: "the device broke" is a `DeviceError`, "the UI didn't match" is a
 `LocateError`. Errors carry fields (`serial`, `raw`, `path`, `line`) so callers and
@@ -116,6 +117,10 @@ class DeviceNotReady(DeviceNotFound):
 
 class DeviceDisconnected(DeviceError):
     pass
+
+
+class DeviceBusy(DeviceError):
+    """Another process holds the phone's lock (``remote.core.device.phone_lock``); the message names it."""
 
 
 class InputMethodMissing(DeviceError):

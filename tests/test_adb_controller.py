@@ -11,6 +11,7 @@ import base64
 import html
 import shlex
 import struct
+import tempfile
 
 import numpy as np
 import pytest
@@ -137,7 +138,9 @@ def phone_server():
 
 @pytest.fixture(autouse=True)
 def _ime_state(tmp_path, monkeypatch):
-    monkeypatch.setattr(adb_ime.tempfile, "gettempdir", lambda: str(tmp_path))
+    # The IME state goes to this user's private folder under the temp folder: this test's own.
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
 def shells(server: FakeAdbServer) -> list[str]:

@@ -134,7 +134,7 @@ def test_dry_run_locates_but_never_touches_the_phone(make_runner, sim_phone, tmp
     runner = make_runner(dry_run=True)
     runner.registry = ModuleRegistry([tmp_path / "mods", APPS_DIR])
     result = runner.run("点微信图标")
-    assert result.status is TaskStatus.SUCCESS and result.exit_code == 0
+    assert result.status is TaskStatus.PLANNED and result.exit_code == 0
     tap_step, later = result.step_results
     assert tap_step.locate_result.success and tap_step.locate_result.method_used == "template"
     assert later.status is StepStatus.NOT_CHECKED and "needs the screen after step 1" in later.notes[0]
@@ -145,7 +145,7 @@ def test_dry_run_locates_but_never_touches_the_phone(make_runner, sim_phone, tmp
 
 def test_dry_run_of_the_readme_example_is_valid_and_says_what_it_could_not_check(make_runner, sim_phone):
     result = make_runner(dry_run=True).run("给张三发微信消息说你好")
-    assert result.status is TaskStatus.SUCCESS and result.exit_code == 0
+    assert result.status is TaskStatus.PLANNED and result.exit_code == 0
     first, *rest = result.step_results
     assert first.status is StepStatus.SUCCESS and "com.tencent.mm is installed" in first.notes
     assert rest and all(sr.status is StepStatus.NOT_CHECKED for sr in rest)

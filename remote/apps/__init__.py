@@ -146,11 +146,18 @@ class ModuleRegistry:
             score += WEIGHT_PACKAGE
         return round(score, 3)
 
+    def _specificity(self, module: AppModule, task: str) -> int:
+        found = self.handler(module).match(task)
+        return found[0].specificity() if found is not None else -1
+
     def route(self, task: str) -> tuple[AppModule, float]:
         """The module that should handle ``task`` and its score (0.0 = the default module)."""
         check_task(task)
+        # A tie goes to the template whose slots are bound most narrowly (``open {app}`` with a known app over
+        # ``open {url}``), then to a module that is not the default.
         scored = sorted(((self.score(m, task), m) for m in self.modules.values()),
-                        key=lambda pair: (pair[0], not pair[1].default), reverse=True)
+                        key=lambda pair: (pair[0], self._specificity(pair[1], task), not pair[1].default),
+                        reverse=True)
         best = scored[0][0] if scored else 0.0
         winner_default = bool(scored) and scored[0][1].default
         for name, claim in self._claims.items():

@@ -22,6 +22,7 @@ from typing import Any
 
 from remote.apps.schema import (
     CONFIG_KEYS,
+    SLOT_KINDS,
     TASK_KEYS,
     Checker,
     Problem,
@@ -40,7 +41,7 @@ from remote.core.plan.checks import FailureScreen, parse_success_check
 from remote.core.plan.schema import parse_step
 from remote.core.plan.values import SLOT, fill_slots
 from remote.core.records import StepPlan, TaskPlan
-from remote.errors import ConfigError
+from remote.errors import ConfigError, did_you_mean
 from remote.yamlfile import line_of, line_of_key, load_yaml
 
 _SLOT = SLOT
@@ -60,6 +61,7 @@ class TaskTemplate:
     failures: tuple[dict[str, str], ...] = ()
     answer: str = ""                           # "{variable}" or a text with {variables}: what the task answers
     env: dict[str, str | None] = field(default_factory=dict)   # slots -e KEY=VALUE may give (default or None)
+    kinds: dict[str, str] = field(default_factory=dict)   # slot -> the kind of value it takes (schema.SLOT_KINDS)
     _regexes: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
 
     def match(self, task: str) -> dict[str, str] | None:
@@ -75,7 +77,15 @@ class TaskTemplate:
         return None
 
     def _slots_ok(self, values: dict[str, str]) -> bool:
-        return all(not self.slots.get(k) or _lookup(self.slots[k], v) is not None for k, v in values.items())
+        return all((not self.slots.get(k) or _lookup(self.slots[k], v) is not None)
+                   and (k not in self.kinds or SLOT_KINDS[self.kinds[k]](v)) for k, v in values.items())
+
+    def specificity(self) -> int:
+        """How narrowly the slots are bound, to break a routing tie: 2 no free slot (every one a closed list),
+        1 some slot of a kind (a URL), 0 some slot of free text. ``open {app}`` with a known app name (2) wins
+        over ``open {url}`` (1)."""
+        free = [k for k in _declared(list(self.patterns)) if not self.slots.get(k)]
+        return 0 if any(k not in self.kinds for k in free) else 1 if free else 2
 
     def _canonical(self, slot: str, value: str) -> str:
         choices = self.slots.get(slot)
@@ -276,12 +286,20 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
         except (ValueError, re.error) as exc:
             c.add(line, f"task {name}: {exc}")
     slots: dict[str, dict[str, str]] = {}
+    kinds: dict[str, str] = {}
     if isinstance(raw.get("slots"), dict):
         for k, v in raw["slots"].items():
+            if isinstance(v, str):   # a kind of value: slots: {url: url}
+                if v in SLOT_KINDS:
+                    kinds[str(k)] = v
+                else:
+                    c.add(line_of_key(raw["slots"], k) or line, f"task {name}: slots.{k}: unknown kind {v[:40]!r}",
+                          did_you_mean(v, SLOT_KINDS, "kinds"))
+                continue
             choices = _slot_choices(v)
             if choices is None:
-                c.add(line_of_key(raw["slots"], k) or line, f"task {name}: slots.{k} must be a list or a mapping "
-                      "canonical -> [spoken words]")
+                c.add(line_of_key(raw["slots"], k) or line, f"task {name}: slots.{k} must be a list, a mapping "
+                      "canonical -> [spoken words], or a kind of value (" + ", ".join(SLOT_KINDS) + ")")
             else:
                 slots[str(k)] = choices
     if not isinstance(raw["steps"], list):
@@ -304,7 +322,7 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
                         success_check=dict(raw.get("success_check") or {}),
                         description=str(raw.get("description") or ""), line=line,
                         failures=module_failures + failures, answer=str(raw.get("answer") or ""),
-                        env=env_names(raw.get("env")), _regexes=tuple(regexes))
+                        env=env_names(raw.get("env")), kinds=kinds, _regexes=tuple(regexes))
 
 
 def _declared(patterns: list[str]) -> set[str]:

@@ -29,11 +29,11 @@ never inside the shipped modules.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from PIL import Image, PngImagePlugin
 from remote.apps.base import TaskTemplate, _load_templates
 from remote.apps.schema import Checker, Problem
 from remote.core.locate.assets import SOURCE_SIZE_KEY
+from remote.core.safe_files import write_atomic
 from remote.errors import ConfigError
 from remote.yamlfile import load_yaml
 
@@ -178,9 +179,9 @@ class LearnedStore:
             screen = meta.get("screen")
             if isinstance(screen, list | tuple) and len(screen) == 2:
                 info.add_text(SOURCE_SIZE_KEY, f"{screen[0]}x{screen[1]}")
-            buffer = self.images_dir / f".{ref}.png.tmp"
-            image.save(buffer, format="PNG", pnginfo=info)
-            os.replace(buffer, self.images_dir / f"{ref}.png")
+            data = io.BytesIO()
+            image.save(data, format="PNG", pnginfo=info)
+            write_atomic(self.images_dir / f"{ref}.png", data.getvalue())
         path = self.folder / f"{task['name']}.yaml"
         self._write_yaml(path, {"learned": meta, "tasks": [task]})
         with contextlib.suppress(FileNotFoundError):
@@ -195,10 +196,10 @@ class LearnedStore:
     @staticmethod
     def _write_yaml(path: Path, data: dict[str, Any]) -> None:
         text = HEADER + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
-        _atomic_write(path, text)
+        write_atomic(path, text)
 
     def _save_state(self, learned: LearnedTask) -> None:
-        _atomic_write(self._state_path(learned.path), json.dumps(asdict(learned.state), ensure_ascii=False, indent=1))
+        write_atomic(self._state_path(learned.path), json.dumps(asdict(learned.state), ensure_ascii=False, indent=1))
 
     def record_replay(self, name: str, *, success: bool, heals: int, handed_over: bool, run: str = "") -> LearnedState:
         """Count one replay; clean ones promote after ``trust_after``, two failures in a row set it aside."""
@@ -289,7 +290,7 @@ class LearnedStore:
                               path=str(tasks_file))
         for crop in self._crops(learned):
             os.replace(crop, images / crop.name)
-        _atomic_write(tasks_file, text)
+        write_atomic(tasks_file, text)
         self.forget(name)
         return tasks_file
 
@@ -301,21 +302,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Temp file in the same folder, then rename: a reader (or a full disk) never sees half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def valid_name(name: str) -> bool:

@@ -5,13 +5,21 @@ Every key of ``config.yaml``, of each task in ``tasks.yaml``, of each step and o
 ``txt:`` is an error with its file, line and a "did you mean" hint, never a key
 that silently does nothing. Slots: every ``{slot}`` used must be declared in the
 task's patterns, and every declared slot should be used.
+
+A slot takes free text unless ``slots:`` constrains it: a list or mapping of the
+values people say (a closed list), or the name of a kind of value, which the text
+must have for the template to fit at all::
+
+    slots:
+      url: url        # a URL: a scheme (https://...), localhost, an IP, or a host with a dot (example.com)
 """
 
 from __future__ import annotations
 
 import copy
+import ipaddress
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +57,43 @@ PARAM_KEYS: dict[ActionName, tuple[str, ...]] = {**{ActionName(k): v for k, v in
     ActionName.TAKE_OVER: ("message",),
     ActionName.FINISH: ("success", "status", "message", "reason"),
 }
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://\S+$")
+_LABEL = re.compile(r"^(?!-)[\w-]{1,63}(?<!-)$")
+
+
+def url_shaped(value: str) -> bool:
+    """A URL as people type one: ``https://x``, ``localhost:8080``, ``10.0.0.1``, ``[::1]``, ``example.com/a``.
+
+    ``settings``, ``设置`` and ``my phone`` are not: a host needs a dot and a last label of letters.
+
+    >>> [url_shaped(v) for v in ("example.com", "https://settings", "settings", "a b.com", "10.0.0.1:80")]
+    [True, True, False, False, True]
+    """
+    value = value.strip().rstrip("。，,!！")
+    if not value or any(c.isspace() for c in value):
+        return False
+    if _SCHEME.match(value):
+        return True
+    host = re.split(r"[/?#]", value, maxsplit=1)[0]
+    if host.startswith("["):
+        host = host[1:host.find("]")] if "]" in host else ""
+    elif host.count(":") == 1:
+        host, _, port = host.partition(":")
+        if not port.isdigit():
+            return False
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    labels = host.lower().split(".")
+    if host.lower() == "localhost":
+        return True
+    return len(labels) >= 2 and all(_LABEL.match(label) for label in labels) and labels[-1].isalpha() \
+        and len(labels[-1]) >= 2
+
+
+SLOT_KINDS: dict[str, Callable[[str], bool]] = {"url": url_shaped}
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,29 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
-from remote.errors import ConfigError
+from remote.core.device.phone_lock import PhoneLock
+from remote.errors import ConfigError, DeviceError
 
 
 def trace_overrides(args: Any) -> dict[str, Any]:
     """``--trace``/``--trace-start`` as scenario keys (only those given: a scenario file's stay otherwise)."""
     given = {"trace": getattr(args, "trace", None), "trace_start": getattr(args, "trace_start", None)}
     return {key: value for key, value in given.items() if value}
+
+
+def this_command() -> str:
+    """What the lock file says this process is: ``remote run 打开设置 --device R58M123``."""
+    return " ".join(["remote", *sys.argv[1:]])
+
+
+def server_key(host: str, port: int) -> str:
+    return f"{'127.0.0.1' if host in ('localhost', '::1') else host}:{port}"
 
 
 def check_sim_only(args: Any) -> None:
@@ -30,11 +41,34 @@ def check_sim_only(args: Any) -> None:
 
 
 @contextlib.contextmanager
-def open_device(args: argparse.Namespace, settings: Settings | None = None) -> Iterator[tuple[ADBController, Any]]:
+def phone_locks(serials: list[str], host: str, port: int) -> Iterator[None]:
+    """Hold the lock of each phone (``remote.core.device.phone_lock``) while the block drives them."""
+    with contextlib.ExitStack() as stack:
+        for serial in serials:
+            stack.enter_context(PhoneLock.acquire(serial, server=server_key(host, port), command=this_command()))
+        yield
+
+
+def _serial_to_lock(serial: str | None, host: str, port: int) -> list[str]:
+    """The phone a command will drive: the one named, else the only one connected (several or none: the
+    connection says so)."""
+    if serial:
+        return [serial]
+    try:
+        connected = ADBController.list_serials(host, port)
+    except DeviceError:
+        return []
+    return connected if len(connected) == 1 else []
+
+
+@contextlib.contextmanager
+def open_device(args: argparse.Namespace, settings: Settings | None = None, *,
+                lock: bool = False) -> Iterator[tuple[ADBController, Any]]:
     """Yield ``(controller, sim_phone_or_None)``; the controller is closed (IME restored) afterwards.
 
     ``--device sim`` starts the simulated phone in-process on a free loopback port (the trace phone
-    with ``--trace DIR``).
+    with ``--trace DIR``). ``lock``: a real phone's lock is taken before anything is sent to it (a
+    command that drives the phone: run, mcp), and DeviceBusy names the process that holds it.
     """
     settings = settings or Settings.from_env()
     if settings.adb_path:
@@ -55,8 +89,9 @@ def open_device(args: argparse.Namespace, settings: Settings | None = None) -> I
         return
     host = getattr(args, "adb_host", None) or settings.adb_host
     port = getattr(args, "adb_port", None) or settings.adb_port
-    adb = ADBController(serial, host=host, port=port, operation_delay=settings.operation_delay)
-    try:
-        yield adb.connect(), None
-    finally:
-        adb.close()
+    with phone_locks(_serial_to_lock(serial, host, port) if lock else [], host, port):
+        adb = ADBController(serial, host=host, port=port, operation_delay=settings.operation_delay)
+        try:
+            yield adb.connect(), None
+        finally:
+            adb.close()

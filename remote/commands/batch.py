@@ -15,13 +15,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from remote.commands._device import check_sim_only
+from remote.commands._device import check_sim_only, phone_locks
+from remote.commands._signals import terminate_as_interrupt
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
 from remote.core.records import LocateStrategy, StepResult, StepStatus, TaskPlan, TaskResult
 from remote.errors import BadInput, DeviceNotFound
 from remote.fleet.files import expand, load_batch
-from remote.fleet.jobs import Job, JobResult, Phone, RunSettings, batch_exit_code, write_batch_json
+from remote.fleet.jobs import (
+    Job,
+    JobResult,
+    Phone,
+    RunSettings,
+    batch_document,
+    batch_exit_code,
+    write_batch_json,
+)
 from remote.runner import Limits, RunOptions
 from remote.runner.models import Budget
 
@@ -40,7 +49,8 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
 
 @contextlib.contextmanager
 def local_phones(args: argparse.Namespace, *, every: bool = True) -> Iterator[list[Phone]]:
-    """The phones named by ``--device`` (each ``sim`` adds a simulated phone), or every connected one."""
+    """The phones named by ``--device`` (each ``sim`` adds a simulated phone), or every connected one; a real
+    phone's lock is held meanwhile (DeviceBusy when another process drives it)."""
     devices: list[str] = list(getattr(args, "device", None) or [])
     sims = devices.count("sim")
     if sims:
@@ -65,7 +75,8 @@ def local_phones(args: argparse.Namespace, *, every: bool = True) -> Iterator[li
                              hint="plug phones in with USB debugging on, or try: --device sim --device sim")
     if len(set(serials)) != len(serials):
         raise BadInput("a phone is named twice with --device: one worker per phone")
-    yield [Phone(s, host, port) for s in serials]
+    with phone_locks(serials, host, port):   # one process per phone: another run or batch is refused
+        yield [Phone(s, host, port) for s in serials]
 
 
 class FleetView:
@@ -104,7 +115,7 @@ class PhoneLines:
                        f"[{plan.module}]")
 
     def on_step_start(self, step: object, total: int) -> None:
-        self.total = max(self.total, total)
+        self.total = total   # the runner's: steps run and still queued, after replans too
 
     def on_step_end(self, sr: StepResult) -> None:
         extra = f": {sr.error_message}" if sr.error_message else ""
@@ -150,15 +161,22 @@ def print_table(results: list[JobResult], out: TextIO | None = None) -> None:
 
 def report(results: list[JobResult], args: argparse.Namespace, *, source: str, placement: str,
            started: float) -> int:
-    """Write batch.json, print the table (or JSON), and return the batch's exit status."""
-    path = write_batch_json(results, Path(args.runs_dir), source=source, placement=placement, started=started)
+    """Write batch.json, print the table (or JSON), and return the batch's exit status. The outcome is
+    printed and returned whatever the disk does; a batch.json that cannot be written is a warning."""
+    doc = batch_document(results, source=source, placement=placement, started=started)
+    try:
+        path: Path | None = write_batch_json(doc, Path(args.runs_dir), started=started)
+    except OSError as exc:
+        path = None
+        problem = f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")
     if args.json:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        doc["batch_json"] = str(path)
-        print(json.dumps(doc, ensure_ascii=False))
+        print(json.dumps({**doc, "batch_json": str(path) if path else None}, ensure_ascii=False), flush=True)
     else:
         print_table(results)
-        print(f"batch: {path}")
+        print(f"batch: {path}" if path else "batch: not written", flush=True)
+    if path is None:
+        print(f"warning: batch.json could not be written ({problem}); the rows above are what happened on the "
+              "phones", file=sys.stderr, flush=True)
     return batch_exit_code(results)
 
 
@@ -201,7 +219,7 @@ def run_many(args: argparse.Namespace) -> int:
     if args.all_devices and args.device:
         raise BadInput("--all-devices runs on every connected phone: leave out --device, or drop --all-devices")
     started = time.time()
-    with local_phones(args) as phones:
+    with terminate_as_interrupt(), local_phones(args) as phones:
         jobs = [Job(task=args.task, device=p.serial, index=i) for i, p in enumerate(phones)]
         view = FleetView(steps=not args.json)
         results = run_jobs(jobs, args, phones, view)
@@ -211,7 +229,7 @@ def run_many(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     entries = load_batch(Path(args.file))
     started = time.time()
-    with placement(args) as (phones, where):
+    with terminate_as_interrupt(), placement(args) as (phones, where):
         if phones is not None:
             serials = [p.serial for p in phones]
         else:

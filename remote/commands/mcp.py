@@ -35,7 +35,7 @@ def run(args: Any) -> int:
                                    "'Authorization: Bearer <token>'")
     registry = module_registry()
     gate = AccessGate(_allowed(args.allow, registry))
-    with open_device(args) as (adb, sim):
+    with open_device(args, lock=True) as (adb, sim):
         session = Session(adb, registry=registry, llm=LLMConfig.from_env(), gate=gate, phone=sim,
                           options=_options(args))
         if args.http:

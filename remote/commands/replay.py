@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
 from remote.commands._modules import registry as module_registry
+from remote.core.record.report import load_record
 from remote.runner.replay import replay_run
 
 
 def run(args: argparse.Namespace) -> int:
     decisions = replay_run(args.run_dir, registry=module_registry())   # REMOTE_MODULES' modules too
     changed = [d for d in decisions if d.changed]
+    unfinished = load_record(args.run_dir).get("status") in ("running", "pending")
+    if unfinished:   # a killed run's record (run.json is rewritten as each step ends): its steps are all there is
+        print("note: this record is unfinished (status running: the run was killed or is still going); "
+              "only the steps that had ended are replayed", file=sys.stderr)
     if args.json:
-        print(json.dumps({"decisions": [asdict(d) for d in decisions], "changed": len(changed)}, ensure_ascii=False))
+        print(json.dumps({"decisions": [asdict(d) for d in decisions], "changed": len(changed),
+                          "unfinished": unfinished}, ensure_ascii=False))
     else:
         for d in decisions:
             mark = "CHANGED" if d.changed else "same   "

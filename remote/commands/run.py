@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from remote.commands._device import open_device
 from remote.commands._learned import learner as make_learner
 from remote.commands._modules import registry as module_registry
+from remote.commands._signals import terminate_as_interrupt
 from remote.config import LLMConfig
 from remote.core.record.report import learning_words
 from remote.core.records import (
@@ -59,7 +60,8 @@ class Progress:
         if self.open:
             self._print("")
         self.depth[step.step] = self.depth.get(step.parent, -1) + 1 if step.parent else 0
-        self.total = max(self.total, total) if not step.parent else self.total
+        if not step.parent:
+            self.total = total   # the runner's: steps run and still queued, after replans too
         self._print(self._head(step), end="")
         self.open = step.step
 
@@ -112,11 +114,14 @@ class TerminalPerson:
         return input().strip().lower() != "q"
 
 
-def summary(result: TaskResult) -> dict[str, Any]:
+def summary(result: TaskResult, dry_run: bool = False) -> dict[str, Any]:
     steps = result.step_results
     final = result.final_check
-    return {"status": result.status.value, "task": result.task, "module": result.module,
-            "steps": len(steps), "steps_ok": sum(sr.status is StepStatus.SUCCESS for sr in steps),
+    planned = max(result.steps_planned, len(steps))
+    return {"status": result.status.value, "dry_run": dry_run,
+            "task": result.task, "module": result.module,
+            "steps": len(steps), "steps_planned": planned, "steps_not_done": planned - len(steps),
+            "steps_ok": sum(sr.status is StepStatus.SUCCESS for sr in steps),
             "steps_failed": sum(sr.status is StepStatus.FAILED for sr in steps),
             "steps_not_checked": sum(sr.status is StepStatus.NOT_CHECKED for sr in steps),
             "failure": result.failure.value if result.failure else None, "plan_source": result.plan_source,
@@ -125,7 +130,7 @@ def summary(result: TaskResult) -> dict[str, Any]:
             "steps_skipped": sum(sr.status is StepStatus.SKIPPED for sr in steps), "answer": result.answer,
             "model_calls": result.model_usage.calls, "tokens": result.model_usage.total_tokens,
             "seconds": round(result.total_time, 2), "error": result.error_message, "record": result.record_dir,
-            "exit_code": int(result.exit_code)}
+            "record_error": result.record_error or None, "exit_code": int(result.exit_code)}
 
 
 def answer_text(answer: Any) -> str:
@@ -134,19 +139,24 @@ def answer_text(answer: Any) -> str:
 
 
 def print_summary(result: TaskResult, dry_run: bool) -> None:
-    info = summary(result)
+    info = summary(result, dry_run)
     calls = f"{info['model_calls']} model calls ({info['tokens']} tokens)" if info["model_calls"] else "0 model calls"
-    head = "DRY RUN (plan valid)" if dry_run and result.status is TaskStatus.SUCCESS else result.status.value.upper()
+    head = "DRY RUN (plan valid)" if result.status is TaskStatus.PLANNED else \
+        result.status.value.upper() + (" (dry run)" if dry_run else "")
     print(f"\n{head}: {result.task}")
     if result.answer is not None:
         print(f"  answer: {answer_text(result.answer)}")
-    counts = f"{info['steps_ok']}/{info['steps']} steps ok"
+    if dry_run:
+        print("  nothing was done on the phone: the plan was checked against the current screen only")
+    counts = f"{info['steps_ok']}/{info['steps_planned']} steps ok"
     if info["steps_failed"]:
         counts += f", {info['steps_failed']} failed"
     if info["steps_not_checked"]:
         counts += f", {info['steps_not_checked']} not checked"
     if info["steps_skipped"]:
         counts += f", {info['steps_skipped']} skipped"
+    if info["steps_not_done"]:
+        counts += f", {info['steps_not_done']} not done"
     print(f"  module {info['module'] or '-'}, {counts}, {calls}, {info['seconds']:.1f} s")
     if result.final_check is not None:
         verdict = {True: "passed", False: "FAILED", None: "undecided"}[result.final_check.passed]
@@ -156,8 +166,16 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
     learned = learning_words(result.learning)
     if learned:
         print(f"  {learned}")
-    if result.record_dir:
+    if result.record_dir and not result.record_error:
         print(f"  record: {Path(result.record_dir) / 'report.html'}")
+
+
+def warn_record(result: TaskResult) -> None:
+    """On stderr, whatever the output format: the outcome above stands, its record does not."""
+    if result.record_error:
+        print(f"warning: the run record could not be written ({result.record_error}); {result.record_dir} holds "
+              "only what was written before. The outcome above is what happened on the phone.",
+              file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -173,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(strategy=LocateStrategy(args.strategy), dry_run=args.dry_run, yes=args.yes,
                          module=args.module, runs_dir=Path(args.runs_dir) if args.runs_dir else None,
                          env=tuple(args.env or ()))
-    with open_device(args) as (adb, sim):
+    with terminate_as_interrupt(), open_device(args, lock=True) as (adb, sim):
         runner = build_runner(adb, llm=llm, limits=limits, options=options, person=TerminalPerson(),
                               registry=module_registry(),
                               listener=None if args.json else Progress(),
@@ -181,7 +199,8 @@ def run(args: argparse.Namespace) -> int:
                               learner=make_learner(args))
         result = runner.run(args.task)
     if args.json:
-        print(json.dumps(summary(result), ensure_ascii=False))
+        print(json.dumps(summary(result, args.dry_run), ensure_ascii=False), flush=True)
     else:
         print_summary(result, args.dry_run)
+    warn_record(result)
     return int(result.exit_code)

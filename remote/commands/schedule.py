@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from remote.commands.batch import FleetView, local_phones, report, run_jobs
-from remote.errors import ExitCode
+from remote.errors import DeviceBusy, ExitCode
 from remote.fleet.files import BatchEntry, ScheduleEntry, expand, load_schedule
 from remote.fleet.schedule import Missed, Scheduler
 
@@ -43,9 +43,13 @@ def _fire(args: argparse.Namespace, due: list[tuple[ScheduleEntry, datetime]]) -
         results = run_jobs(jobs, args, None, view)
         report(results, args, source=str(args.file), placement=f"ray {args.address}", started=started)
         return
-    with local_phones(args) as phones:   # the phones connected now: one may have been plugged in since
-        jobs = expand(entries, [p.serial for p in phones])
-        results = run_jobs(jobs, args, phones, view)
+    try:
+        with local_phones(args) as phones:   # the phones connected now: one may have been plugged in since
+            jobs = expand(entries, [p.serial for p in phones])
+            results = run_jobs(jobs, args, phones, view)
+    except DeviceBusy as exc:   # another process drives a phone now: this firing is skipped, the next comes
+        print(f"not fired: {exc.message}", file=sys.stderr, flush=True)
+        return
     report(results, args, source=str(args.file), placement="local", started=started)
 
 

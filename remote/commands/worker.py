@@ -12,6 +12,7 @@ import signal
 import sys
 from types import FrameType
 
+from remote.commands._device import phone_locks
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
 from remote.errors import BadInput, DeviceNotFound, ExitCode
@@ -39,6 +40,12 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     phones = _phones(args)
+    host, port = phones[0].host, phones[0].port
+    with phone_locks([p.serial for p in phones], host, port):   # offered to the cluster: no other process
+        return _serve(args, phones)
+
+
+def _serve(args: argparse.Namespace, phones: list[Phone]) -> int:
     ray_cluster.connect(args.address)
     taken = [p.serial for p in phones if ray_cluster.advertised(p.serial)]
     if taken:

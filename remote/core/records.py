@@ -75,6 +75,7 @@ class TaskStatus(enum.StrEnum):
     FAILED = "failed"
     ABORTED = "aborted"
     BUDGET_EXCEEDED = "budget_exceeded"
+    PLANNED = "planned"          # --dry-run: the plan is valid and nothing was done on the phone
 
 
 class StepStatus(enum.StrEnum):
@@ -358,6 +359,8 @@ class TaskResult:
     failure: FailureReason | None = None
     final_check: FinalCheckResult | None = None
     answer: Any = None           # what a question task answers (its plan's answer:), typed: str, number, bool, list
+    steps_planned: int = 0       # steps run and steps still queued (the plan as it stands after replans)
+    record_error: str = ""       # the run record could not be written (a full disk): the outcome still stands
     learning: dict[str, Any] = field(default_factory=dict)   # a learned task replayed, or one learned from this run
 
     @property
@@ -369,8 +372,8 @@ class TaskResult:
 
     @property
     def exit_code(self) -> int:
-        """0 success, 1 the task failed, 2 the environment failed, 130 aborted (README's table)."""
-        if self.status is TaskStatus.SUCCESS:
+        """0 success (or a valid dry-run plan), 1 the task failed, 2 the environment failed, 130 aborted."""
+        if self.status in (TaskStatus.SUCCESS, TaskStatus.PLANNED):
             return ExitCode.OK
         if self.status is TaskStatus.ABORTED:
             return ExitCode.ABORTED

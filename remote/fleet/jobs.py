@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from remote.core.safe_files import write_atomic
 from remote.errors import ExitCode
 from remote.runner import Limits, RunOptions
 
@@ -125,9 +126,17 @@ def batch_exit_code(results: list[JobResult]) -> int:
     return ExitCode.FAILED if ExitCode.FAILED in codes else ExitCode.ENVIRONMENT
 
 
-def write_batch_json(results: list[JobResult], runs_dir: Path, *, source: str, started: float,
-                     placement: str) -> Path:
-    """``<runs_dir>/batch-<time>/batch.json``: one row per job (task, device, phone, status, record ...)."""
+def batch_document(results: list[JobResult], *, source: str, started: float, placement: str) -> dict[str, Any]:
+    """What batch.json holds: one row per job (task, device, phone, status, record ...)."""
+    rows = [r.to_row() for r in sorted(results, key=lambda r: r.job.index)]
+    return {"source": source, "placement": placement,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
+            "seconds": round(time.time() - started, 2), "tasks": len(rows),
+            "succeeded": sum(r["exit_code"] == ExitCode.OK for r in rows), "rows": rows}
+
+
+def write_batch_json(doc: dict[str, Any], runs_dir: Path, *, started: float) -> Path:
+    """``<runs_dir>/batch-<time>/batch.json``, written whole or not at all (OSError on a full disk)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started))
     runs_dir.mkdir(parents=True, exist_ok=True)
     n = 0
@@ -138,12 +147,4 @@ def write_batch_json(results: list[JobResult], runs_dir: Path, *, source: str, s
             break
         except FileExistsError:
             n += 1
-    rows = [r.to_row() for r in sorted(results, key=lambda r: r.job.index)]
-    doc = {"source": source, "placement": placement,
-           "started_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
-           "seconds": round(time.time() - started, 2), "tasks": len(rows),
-           "succeeded": sum(r["exit_code"] == ExitCode.OK for r in rows), "rows": rows}
-    path = folder / "batch.json"
-    path.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
-    return path
-
+    return write_atomic(folder / "batch.json", json.dumps(doc, ensure_ascii=False, indent=2))

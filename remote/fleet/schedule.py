@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from remote.core.safe_files import write_atomic
 from remote.fleet.files import ScheduleEntry
 
 logger = logging.getLogger(__name__)
@@ -81,10 +81,8 @@ class StateFile:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps({"watched_until": {k: v.isoformat() for k, v in watched.items()}}, indent=1),
-                       encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps({"watched_until": {k: v.isoformat() for k, v in watched.items()}},
+                                           indent=1))
 
 
 class Scheduler:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import tempfile
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.locate.ui_tree import UITree, UITreeError, parse_hierarchy
 from remote.core.records import LocateStrategy
+from remote.core.safe_files import private_dir
 from remote.errors import ActionError, DeviceCommandError, SecureScreen
 from remote.mcp.access import AccessGate, GatedDevice
 from remote.mcp.shot import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_SIDE, Shot, build_elements, encode_jpeg
@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 @dataclass
 class SessionOptions:
     runs_dir: str | Path | None = "runs"
-    work_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "remote-mcp")
+    work_dir: Path | None = None     # teach pictures; None: this user's private folder (safe_files.private_dir)
     busy_wait: float = 60.0          # how long a call waits for the previous one to leave the phone
 
 
@@ -133,6 +133,8 @@ class Session:
         return self.shot
 
     def work_dir(self) -> Path:
+        if self.options.work_dir is None:
+            return private_dir("mcp")   # not a fixed name in the shared temp folder: symlinks planted there
         path = Path(self.options.work_dir)
         path.mkdir(parents=True, exist_ok=True)
         return path

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from remote.core.record.report import annotate
+from remote.core.safe_files import write_atomic
 from remote.errors import ActionError, LocateError
 from remote.mcp.aim import aim_target
 from remote.mcp.asking import Asker, TeachNext
@@ -62,7 +63,7 @@ def prepare(session: Session, text: str, target: str | None = None) -> Lesson:
     jpeg, _size = encode_jpeg(annotate(image, bbox, point), DEFAULT_MAX_SIDE)
     key = lesson_key(text, target)
     path = session.work_dir() / f"teach-{key}.jpg"
-    path.write_bytes(jpeg)
+    write_atomic(path, jpeg, private=True)   # a symlink planted at the name is replaced, never followed
     return Lesson(key, text.strip(), where, jpeg, path)
 
 

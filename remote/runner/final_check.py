@@ -11,12 +11,14 @@ undecided and the task is not called a success.
 from __future__ import annotations
 
 import logging
+import re
+from urllib.parse import urlsplit
 
 from remote.core.locate import ocr
 from remote.core.locate.screen import Screen
 from remote.core.locate.tree_facts import switch_state
 from remote.core.locate.ui_tree import UINode, UITree, loosely_equal, normalize_text
-from remote.core.plan.checks import FailureScreen, SuccessCheck, ToggleCheck, is_target_ref
+from remote.core.plan.checks import FailureScreen, PageCheck, SuccessCheck, ToggleCheck, is_target_ref
 from remote.core.records import CheckItem, FinalCheckResult
 from remote.runner.tools import StepTools
 
@@ -42,6 +44,7 @@ class FinalChecker:
         items += [self._target(t, screen) for t in wanted.target]
         items += [self._absent(t, screen) for t in wanted.absent]
         items += [self._toggle(t, screen) for t in wanted.toggle]
+        items += [self._page(wanted.page, screen)] if wanted.page else []
         if not items and criteria:
             items.append(self._by_model(criteria, screen))
         elif any(i.passed is None for i in items) and self.tools.checks.has_model:
@@ -124,6 +127,19 @@ class FinalChecker:
         evidence = "no switch beside it" if state is None else f"the switch is {'on' if state else 'off'}"
         return CheckItem(what, None if state is None else state == toggle.on, evidence, "tree")
 
+    def _page(self, page: PageCheck, screen: Screen) -> CheckItem:
+        """The address bar (a node of the tree) shows the URL's host: Chrome shows the page's URL there, without
+        the https:// and a leading www. (Chromium's url_formatter, kFormatUrlOmitHTTPS | OmitTrivialSubdomains)."""
+        what = f"the address bar shows {page.url}"
+        tree = screen.tree()
+        loc = self.tools.locator.locate_with_fallback(page.bar, ("tree",), screen)
+        if tree is None or not loc.success or loc.element is None:
+            return CheckItem(what, None if tree is None else False, loc.error[:200] or "no UI tree", "tree")
+        x1, y1, x2, y2 = loc.element.bbox
+        shown = next((n.text for n in tree.nodes if n.text and tree.on_screen(n) and x1 <= n.bounds[0]
+                      and y1 <= n.bounds[1] and n.bounds[2] <= x2 and n.bounds[3] <= y2), "")
+        return CheckItem(what, host_shown(shown, page.url), f"the address bar reads {shown[:80]!r}", "tree")
+
     def _by_model(self, expected: str, screen: Screen) -> CheckItem:
         verdict = self.tools.checks.verify_with_description(screen.pil, expected, hierarchy=screen.tree())
         decided = verdict.method == "model" or verdict.verified
@@ -151,3 +167,21 @@ def _containing(tree: UITree | None, text: str) -> UINode | None:
     return next((n for n in tree.nodes if tree.on_screen(n) and q and (q in normalize_text(n.text)
                                                                          or q in normalize_text(n.content_desc))),
                 None)
+
+
+def host_shown(bar_text: str, url: str) -> bool:
+    """Does an address bar reading ``bar_text`` show ``url``'s host?
+
+    >>> host_shown("example.com", "https://www.example.com/a"), host_shown("settings", "https://example.com")
+    (True, False)
+    """
+    def host(text: str) -> str:
+        text = text.strip().lower()
+        text = text if re.match(r"^[a-z][a-z0-9+.-]*://", text) else "//" + text
+        try:
+            name = urlsplit(text).hostname or ""
+        except ValueError:
+            return ""
+        return name.removeprefix("www.")
+    wanted = host(url)
+    return bool(wanted) and host(bar_text) == wanted

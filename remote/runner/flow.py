@@ -48,7 +48,8 @@ from remote.core.records import (
 )
 from remote.errors import BudgetExceeded, ConfigError
 from remote.runner.final_check import FinalChecker
-from remote.runner.looking import OCR_TIERS, Reading, read, see, shows, switch, tree_can_tell, value_of
+from remote.runner.looking import OCR_TIERS, Reading, page_of, read, see, shows, switch, value_of
+from remote.runner.protocols import Listener
 from remote.runner.scope import Scope
 from remote.runner.step_runner import StepRunner
 from remote.runner.tools import fail
@@ -69,6 +70,18 @@ class Hooks:
     start: Callable[[StepPlan], None]
     emit: Callable[[StepResult], None]
     check: Callable[[], None]
+
+    @classmethod
+    def of(cls, result: TaskResult, record: Callable[[StepResult], None], listener: Listener,
+           check_limits: Callable[[int], None]) -> Hooks:
+        """A block's step is one of the run's steps: counted among those planned, recorded, announced."""
+        def emit(sr: StepResult) -> None:
+            result.step_results.append(sr)
+            result.steps_planned += 1
+            record(sr)
+
+        return cls(start=lambda step: listener.on_step_start(step, result.steps_planned), emit=emit,
+                   check=lambda: check_limits(len(result.step_results)))
 
 
 class Flow:
@@ -215,7 +228,7 @@ class Flow:
         for swipes in range(args.max_swipes + 1):
             shot = self._fresh(screen) if swipes == 0 else self.steps.capture()
             seen = see(self.tools.locator, shot, step.targets)
-            page = _page(shot)
+            page = page_of(shot)
             ended = previous is not None and page == previous
             if seen.found or ended or swipes == args.max_swipes:
                 break
@@ -386,10 +399,3 @@ class Flow:
             result.status, result.failure, result.error_message = TaskStatus.FAILED, FailureReason.NOT_READ, \
                 exc.message
 
-
-def _page(screen: Screen) -> Any:
-    """What a list shows, to tell whether a swipe moved it: the tree's texts, else the picture."""
-    tree = screen.tree()
-    if tree is not None and tree_can_tell(screen):
-        return tuple(tree.texts())
-    return screen.pil.tobytes()

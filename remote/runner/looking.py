@@ -109,6 +109,14 @@ def texts(screen: Screen) -> list[str]:
     return list(dict.fromkeys(t.strip() for t in out if t.strip()))[:SHOWN_TEXTS]
 
 
+def page_of(screen: Screen) -> Any:
+    """What a list shows, to tell whether a swipe moved it: the tree's texts, else the picture."""
+    tree = screen.tree()
+    if tree is not None and tree_can_tell(screen):
+        return tuple(tree.texts())
+    return screen.pil.tobytes()
+
+
 def shows(screen: Screen) -> str:
     shown = texts(screen)
     return "the screen shows: " + ", ".join(repr(t[:30]) for t in shown) if shown else "nothing readable on it"

@@ -36,6 +36,9 @@ class Locator(Protocol):
                              hierarchy: str | UITree | None = None,
                              element_type: str | None = None) -> LocateResult: ...
 
+    def note_typed(self, text: str) -> None:
+        """``text`` was typed: its echo in the field is never a target afterwards."""
+
 
 class Checks(Protocol):
     """Did a step work, is something in the way: free checks first, a model only when configured."""

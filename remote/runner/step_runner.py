@@ -130,6 +130,7 @@ class StepRunner:
             sr.timings["wait"] = sr.timings.get("wait", 0) + ms
 
     def _type(self, args: InputText) -> bool:
+        self.tools.locator.note_typed(args.text)   # even if the read-back fails, some of it may be in the field
         return self.tools.device.input_text(args.text, clear=args.clear, verify=True)
 
     @staticmethod

@@ -3,20 +3,21 @@
 The loop is bounded (steps, seconds, model calls and tokens) and only
 orchestrates: routing is ModuleRegistry's, planning the handler's or Planner's,
 one step StepRunner's, the final check FinalChecker's, recording RunRecorder's.
-A task is SUCCESS only when its final check passed. Ctrl-C stops the run within
-a second (status ABORTED), and the record is written whatever happened.
+A task is SUCCESS only when its final check passed; a dry run that found its plan
+valid is PLANNED (nothing was done). Ctrl-C or SIGTERM stops the run within a
+second (status ABORTED). The record exists from the start (status running, rewritten
+as each step ends, so even ``kill -9`` leaves a truthful one) and is written
+whatever happened; a disk that refuses it is reported on the result
+(``record_error``), never in place of the outcome.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
@@ -59,10 +60,10 @@ from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
 from remote.runner.scope import Scope, walk
 from remote.runner.step_runner import StepRunner
+from remote.runner.stop_signals import StopSignals
 from remote.runner.tools import AppMissing, Apps, Capture, StepTools
 
 logger = logging.getLogger(__name__)
-FORCE_STOP_S = 0.8        # a Ctrl-C not noticed by then interrupts whatever runs
 FAILURE_SCREEN_AFTER = (FailureReason.NOT_FOUND, FailureReason.AMBIGUOUS, FailureReason.NO_CHANGE,
                         FailureReason.WRONG_PAGE)
 
@@ -115,7 +116,9 @@ class TaskRunner:
         self.listener = listener or QuietListener()
         self.device_state = device_state
         self.clock = clock or Clock(limits.max_seconds)
-        self._timer: threading.Timer | None = None
+        self.signals = StopSignals(self.clock)
+        self._device_meta: dict[str, Any] | None = None
+        self._meta: dict[str, Any] = {}   # the record's extra facts of the run in progress
 
     # ------------------------------------------------------------------ public
     def run(self, task: str) -> TaskResult:
@@ -124,20 +127,25 @@ class TaskRunner:
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
         recorder = self._recorder(task)
         meta: dict[str, Any] = {}
-        previous = self._install_sigint()
+        self._meta, self._device_meta = meta, None
+        self.signals.install()
         try:
+            self._snapshot(recorder, result, meta)   # run.json exists (status running) before the phone is touched
             self._run(task, result, usage, meta, recorder)
         except (Interrupted, KeyboardInterrupt):
-            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, "interrupted (Ctrl-C)")
+            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self.signals.reason)
         except BaseException as exc:
             self._fail(result, exc, meta)
             if not isinstance(exc, RemoteError | PlanError):
                 raise   # our bug: the record is written below, then the CLI reports it
         finally:
-            self._restore_sigint(previous)
-            result.total_time = self.clock.elapsed()
-            if recorder is not None:
-                result.record_dir = str(self._write(recorder, result, meta))
+            self.signals.hold()   # a second Ctrl-C must not cut the record short
+            try:
+                result.total_time = self.clock.elapsed()
+                if recorder is not None:
+                    self._write_final(recorder, result, meta)
+            finally:
+                self.signals.restore()
             self.listener.on_finish(result)
         return result
 
@@ -231,11 +239,13 @@ class TaskRunner:
         changed_by = 0   # --dry-run: the first step after which the screen is unknown
         flow = self._flow(plan, module, steps, checker, result, recorder)
         index = {id(s): s.step for s in plan.steps} if plan.source == "learned" else {}
+        result.steps_planned = len(queue)
         while queue:
             self._check_limits(len(result.step_results))
             step_plan = queue.popleft()
             step = replace(step_plan, step=len(result.step_results) + 1)
-            self.listener.on_step_start(step, len(result.step_results) + len(queue) + 1)
+            result.steps_planned = len(result.step_results) + len(queue) + 1
+            self.listener.on_step_start(step, result.steps_planned)
             if changed_by:
                 sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
                                 notes=[f"not checked (needs the screen after step {changed_by})"])
@@ -244,7 +254,7 @@ class TaskRunner:
                 if self.options.dry_run and not isinstance(step.args, Wait | Finish):
                     changed_by = step.step
             result.step_results.append(sr)
-            self._record(sr, recorder)
+            self._record(sr, recorder, result)
             learned_index = index.get(id(step_plan))
             if learned_index is not None:
                 self.learner.after_step(learned_index, step_plan, sr, steps.tools.locator)
@@ -280,21 +290,18 @@ class TaskRunner:
             if plan.source != "template" and (new_plan.success_check or new_plan.success_criteria):
                 check, criteria = new_plan.success_check, new_plan.success_criteria
             queue, screen = deque(new_plan.steps), current
+            result.steps_planned = len(result.step_results) + len(queue)
+            self.listener.on_note(f"replanned after step {sr.step.step} failed: {len(queue)} new step(s), "
+                                  f"{result.steps_planned} in all")
         self._finish(plan, flow.scope.check(plan, check), criteria, failures, steps, checker, result)
         flow.answer(result, plan)
 
     def _flow(self, plan: TaskPlan, module: AppModule, steps: StepRunner, checker: FinalChecker, result: TaskResult,
               recorder: RunRecorder | None) -> Flow:
         """What runs the steps that look, wait, branch, repeat and read (runner/flow.py), with the run's values."""
-        scope = Scope.for_plan(plan, env=dict(self.options.env), package=module.package)
-
-        def emit(sr: StepResult) -> None:
-            result.step_results.append(sr)
-            self._record(sr, recorder)
-
-        hooks = Hooks(start=lambda s: self.listener.on_step_start(s, len(result.step_results) + 1), emit=emit,
-                      check=lambda: self._check_limits(len(result.step_results)))
-        return Flow(steps, self.registry, checker, scope, hooks)
+        hooks = Hooks.of(result, lambda sr: self._record(sr, recorder, result), self.listener, self._check_limits)
+        return Flow(steps, self.registry, checker, Scope.for_plan(plan, env=dict(self.options.env),
+                                                                  package=module.package), hooks)
 
     def _failure_screen(self, checker: FinalChecker, failures: Any, screen: Screen, result: TaskResult) -> bool:
         found = checker.failure_screen(failures, screen)
@@ -305,11 +312,12 @@ class TaskRunner:
 
     def _finish(self, plan: TaskPlan, check: Any, criteria: str, failures: Any, steps: StepRunner,
                 checker: FinalChecker, result: TaskResult) -> None:
-        if self.options.dry_run:
+        if self.options.dry_run:   # nothing was done: the status says so, not "success"
             unchecked = sum(sr.status is StepStatus.NOT_CHECKED for sr in result.step_results)
-            self._end(result, TaskStatus.SUCCESS, None, "")
-            result.final_check = FinalCheckResult(None, [], f"dry run: the plan is valid; {unchecked} step(s) need "
-                                                  "screens that only the earlier steps would show", "none")
+            self._end(result, TaskStatus.PLANNED, None, "")
+            result.final_check = FinalCheckResult(None, [], f"dry run: the plan is valid, nothing was done on the "
+                                                  f"phone; {unchecked} step(s) need screens that only the earlier "
+                                                  "steps would show", "none")
             return
         screen = steps.capture()
         if self._failure_screen(checker, failures, screen, result):
@@ -329,9 +337,10 @@ class TaskRunner:
         if done >= self.limits.max_steps:
             raise StepCapReached(f"step cap reached ({self.limits.max_steps} steps)", hint="raise --max-steps")
 
-    def _record(self, sr: StepResult, recorder: RunRecorder | None) -> None:
+    def _record(self, sr: StepResult, recorder: RunRecorder | None, result: TaskResult) -> None:
         if recorder is not None:
             recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
+            self._snapshot(recorder, result, self._meta)   # what a killed run leaves: the steps that ended
         self.listener.on_step_end(sr)
 
     # ------------------------------------------------------------------ outcomes
@@ -355,7 +364,25 @@ class TaskRunner:
             return None
         return RunRecorder(self.options.runs_dir, task, scrub=self.models.scrub)
 
-    def _write(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any]) -> Path:
+    def _snapshot(self, recorder: RunRecorder | None, result: TaskResult, meta: dict[str, Any]) -> None:
+        """run.json as the run stands (status running): what a killed run leaves. A full disk only warns."""
+        if recorder is None:
+            return
+        try:
+            result.total_time = self.clock.elapsed()
+            self._write(recorder, result, meta, final=False)
+        except OSError as exc:
+            logger.warning("run record %s not updated: %s", recorder.dir, exc.strerror or exc)
+
+    def _write_final(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any]) -> None:
+        result.record_dir = str(recorder.dir)
+        try:
+            self._write(recorder, result, meta, final=True)
+        except OSError as exc:   # the outcome on the phone stands whatever the disk does
+            result.record_error = f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")
+            logger.warning("run record %s could not be written: %s", recorder.dir, result.record_error)
+
+    def _write(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any], *, final: bool) -> Path:
         meta = dict(meta)
         if result.error_type:
             meta["error_type"] = result.error_type
@@ -364,38 +391,19 @@ class TaskRunner:
         meta["dry_run"] = self.options.dry_run
         meta["failure"] = result.failure.value if result.failure else None
         meta["final_check"] = result.final_check.to_dict() if result.final_check else None
-        try:
-            meta["device"] = {"serial": self.device.serial, "size": list(self.device.window_size())}
-        except RemoteError as exc:
-            meta["device"] = {"serial": self.device.serial, "error": str(exc)}
+        meta["device"] = self._device_info()
         if self.device_state is not None:
             meta["device_state"] = self.device_state()
-        return recorder.write(result, meta)
+        return recorder.write(result, meta, final=final)
 
-    def _install_sigint(self) -> Any:
-        if threading.current_thread() is not threading.main_thread():
-            return None
-        main = threading.main_thread().ident
-
-        def force() -> None:
-            if main is not None:
-                signal.pthread_kill(main, signal.SIGINT)   # the run did not notice in time: stop it now
-
-        def handler(signum: int, frame: FrameType | None) -> None:
-            if self.clock.stop.is_set():
-                raise KeyboardInterrupt
-            self.clock.stop.set()
-            logger.warning("Ctrl-C: stopping")
-            self._timer = threading.Timer(FORCE_STOP_S, force)
-            self._timer.daemon = True
-            self._timer.start()
-
-        return signal.signal(signal.SIGINT, handler)
-
-    def _restore_sigint(self, previous: Any) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-
+    def _device_info(self) -> dict[str, Any]:
+        """The phone's serial and size, asked once (a phone that failed is asked again at the end)."""
+        if self._device_meta is not None:
+            return self._device_meta
+        try:
+            info: dict[str, Any] = {"serial": self.device.serial, "size": list(self.device.window_size())}
+        except RemoteError as exc:
+            info = {"serial": self.device.serial, "error": str(exc)}
+            return info
+        self._device_meta = info
+        return info

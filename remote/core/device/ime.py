@@ -15,8 +15,10 @@ import base64
 import json
 import logging
 import re
-import tempfile
 from pathlib import Path
+
+from remote.core.safe_files import private_dir, read_private, write_atomic
+from remote.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -79,29 +81,37 @@ def broadcast_ok(output: str) -> bool:
 class ImeStateFile:
     """Remembers the IME to restore, per device, across crashes.
 
-    One small JSON file per serial under the temp dir (or ``state_dir``).
+    One small JSON file per serial in this user's private folder (``safe_files.private_dir("ime")``, mode
+    0700: another local user can neither plant a symlink there nor choose the IME we restore), or ``state_dir``.
     """
 
     def __init__(self, serial: str, state_dir: str | Path | None = None) -> None:
-        base = Path(state_dir) if state_dir else Path(tempfile.gettempdir()) / "remote-ime"
-        safe = re.sub(r"[^\w.-]", "_", serial or "default")
-        self.path = base / f"{safe}.json"
+        self.base = Path(state_dir) if state_dir else None
+        self.name = re.sub(r"[^\w.-]", "_", serial or "default") + ".json"
+
+    @property
+    def path(self) -> Path:
+        if self.base is None:
+            return private_dir("ime") / self.name
+        self.base.mkdir(parents=True, exist_ok=True)
+        return self.base / self.name
 
     def save(self, previous_ime: str) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps({"previous_ime": previous_ime}), encoding="utf-8")
-        except OSError as exc:  # a read-only temp dir must not stop typing
-            logger.warning("could not remember the previous IME in %s: %s", self.path, exc)
+            write_atomic(self.path, json.dumps({"previous_ime": previous_ime}), private=True)
+        except (OSError, ConfigError) as exc:  # a read-only or refused temp dir must not stop typing
+            logger.warning("could not remember the previous IME: %s", exc)
 
     def load(self) -> str | None:
         try:
-            return json.loads(self.path.read_text(encoding="utf-8")).get("previous_ime") or None
-        except (OSError, ValueError):
+            raw = read_private(self.path)
+            value = json.loads(raw).get("previous_ime") if raw else None
+        except (OSError, ValueError, AttributeError, ConfigError):
             return None
+        return value if isinstance(value, str) and value else None
 
     def clear(self) -> None:
         try:
             self.path.unlink()
-        except OSError:
+        except (OSError, ConfigError):
             pass

@@ -26,6 +26,7 @@ from typing import Any
 
 from PIL import Image
 
+from remote.core.safe_files import write_atomic
 from remote.errors import ConfigError
 from remote.yamlfile import MAX_BYTES, line_of_key, load_yaml
 
@@ -301,9 +302,7 @@ class AssetsManager:
         entries = [e for e in self._learned if e.get("path") != filename]
         entries.append({"name": name, "path": filename, "screen_size": [w, h],
                         "size": [image.width, image.height], "created": round(time.time(), 3)})
-        tmp = folder / "learned.json.tmp"
-        tmp.write_text(json.dumps(entries, ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(folder / "learned.json")
+        write_atomic(folder / "learned.json", json.dumps(entries, ensure_ascii=False, indent=1))
         self._learned = entries
         self._images.pop(path, None)
         return path

@@ -18,6 +18,10 @@ element is checked with ``coords.overlaps_screen``/``visible_region``; a partly
 visible element is tapped in the middle of its visible part, or reported as not
 interactable. Given no screenshot, it captures one from its ``device`` (and the UI
 dump only when a tier needs it).
+
+The text this run typed (``note_typed``) shows in its field: a ``text:``/``desc:``
+target found inside a field that shows it, by any tier, is that echo and never a
+target (OCR read 不存在的人 in the search box and tapped it three times).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from remote.core.coords import (
     visible_region,
 )
 from remote.core.device.protocol import ScreenSource
-from remote.core.locate import features, image_checks, matching, ocr, tree_tier, visual_policy
+from remote.core.locate import features, image_checks, matching, ocr, text_context, tree_tier, visual_policy
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate, make_element
@@ -71,6 +75,12 @@ class HybridLocator:
         self.learn_from_vision = learn_from_vision
         self.cache = cache if cache is not None else LocateCache(ttl=cache_ttl)
         self._last: Screen | None = None
+        self.typed: list[str] = []   # texts this run typed: their echo in a field is not a target
+
+    def note_typed(self, text: str) -> None:
+        """``text`` was typed into a field: from now on, that field showing it is not a ``text:`` target."""
+        if text.strip() and text not in self.typed:
+            self.typed.append(text)
 
     # -- public API ------------------------------------------------------------
     def capture_screen(self, region: dict[str, int] | Sequence[int] | None = None) -> Image.Image:
@@ -112,7 +122,7 @@ class HybridLocator:
         if not value and kind != "editable":   # a bare editable: means the focused or only text field
             return LocateResult(False, error=f"empty target_ref {target_ref!r}", failure=LocateFailure.BAD_INPUT)
         screen = self._screen(screenshot, hierarchy, need_tree="tree" in strategies)
-        key = (target_ref, tuple(strategies), self.strategy.value, id(self.assets), screen.size)
+        key = (target_ref, tuple(strategies), self.strategy.value, id(self.assets), screen.size, tuple(self.typed))
         cached = self.cache.get(key, screen.gray)
         if cached is not None:
             cached.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
@@ -207,6 +217,7 @@ class HybridLocator:
                 return LocateResult(False, method_used=tier, error=f"ocr: {ocr.unavailable_reason()}",
                                     tiers_tried=tried, failure=LocateFailure.UNAVAILABLE)
             elements, err = self._tier(tier, kind, value, screen, etype, refs, seen)
+            elements = self._without_echoes(kind, value, screen, elements, errors)
             if err:
                 errors.append(f"{tier}: {err}")
             result = self._decide(tier, elements, screen)
@@ -218,6 +229,14 @@ class HybridLocator:
             seen += elements
         return LocateResult(False, method_used="", error="; ".join(e for e in errors if e) or
                             _nothing_found(kind, value, tried), tiers_tried=tried, failure=LocateFailure.NOT_FOUND)
+
+    def _without_echoes(self, kind: str, value: str, screen: Screen, elements: list[UIElement],
+                        errors: list[str]) -> list[UIElement]:
+        tree = screen.tree() if self.typed and kind in ("text", "desc") and elements else None
+        kept = text_context.without_echoes(tree, self.typed, value, elements) if tree is not None else elements
+        if len(kept) < len(elements):
+            errors.append(f"{value!r} in a text field is only the text typed there")
+        return kept
 
     def _tier(self, tier: str, kind: str, value: str, screen: Screen, etype: str, refs: list[Any],
               seen: list[UIElement]) -> tuple[list[UIElement], str]:
@@ -243,8 +262,10 @@ class HybridLocator:
             again = ocr.match_text(value, screen.text_boxes(second=True))
             if any(h.kind in ocr.SURE_KINDS for h in again):
                 hits = again
+        tree = screen.tree()
         return [make_element("ocr", h.box.bbox, h.similarity * min(1.0, 0.1 + h.box.score), h.box.text,
-                              etype, match=h.kind, ocr_score=round(h.box.score, 3)) for h in hits]
+                              etype, match=text_context.ocr_grade(tree, h.kind, h.box.bbox, value),
+                              ocr_score=round(h.box.score, 3)) for h in hits]
 
     def _fixed_element(self, kind: str, value: str, screen: Screen, etype: str) -> tuple[list[UIElement], str]:
         box, err = fixed_box(kind, value, self.fixed_points, screen.size)
@@ -394,4 +415,3 @@ def _nothing_found(kind: str, value: str, tried: list[str]) -> str:
             NOT_SEEN.get(t, f"the {t} tier found nothing") for t in tried]
     return f"{kind}:{value} is not on this screen: " + ", ".join(said) if said else \
         f"{kind}:{value}: no tier of this strategy can look for it"
-

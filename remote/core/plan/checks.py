@@ -10,6 +10,8 @@ and the task is SUCCESS only when it holds::
       target: "desc:发送"               # target_refs that must be found (free tiers)
       absent: [没有找到, "text:重试"]     # texts or target_refs that must NOT be on the screen
       toggle: {target: "text:WLAN", state: "on"}   # a switch's state; a list for several
+      page: {url: "https://example.com", bar: "id:com.android.chrome:id/url_bar"}
+                                       # a browser shows this URL's page: its address bar shows the host
 
 ``checked: "text:WLAN"`` is short for ``toggle: {target: "text:WLAN", state: on}``.
 Unknown keys are errors (a misspelled ``txt:`` must not silently turn the check off).
@@ -22,7 +24,7 @@ from typing import Any
 
 from remote.core.plan.actions import ArgsError
 
-KEYS = ("app", "text", "target", "absent", "toggle", "checked")
+KEYS = ("app", "text", "target", "absent", "toggle", "checked", "page")
 TARGET_PREFIXES = ("text:", "desc:", "id:", "editable:", "role:", "dynamic:", "xy:", "fixed:")
 
 
@@ -30,6 +32,14 @@ TARGET_PREFIXES = ("text:", "desc:", "id:", "editable:", "role:", "dynamic:", "x
 class ToggleCheck:
     target: str
     on: bool
+
+
+@dataclass(frozen=True)
+class PageCheck:
+    """The browser shows ``url``'s page: the address bar (``bar``, a target_ref) shows that host."""
+
+    url: str
+    bar: str
 
 
 @dataclass(frozen=True)
@@ -52,9 +62,10 @@ class SuccessCheck:
     target: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
     toggle: tuple[ToggleCheck, ...] = ()
+    page: PageCheck | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.app or self.text or self.target or self.absent or self.toggle)
+        return bool(self.app or self.text or self.target or self.absent or self.toggle or self.page)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -67,6 +78,8 @@ class SuccessCheck:
         if self.toggle:
             items = [{"target": t.target, "state": "on" if t.on else "off"} for t in self.toggle]
             out["toggle"] = items[0] if len(items) == 1 else items
+        if self.page:
+            out["page"] = {"url": self.page.url, "bar": self.page.bar}
         return out
 
     def describe(self) -> str:
@@ -76,6 +89,7 @@ class SuccessCheck:
         parts += [f"{t} found" for t in self.target]
         parts += [f"{t} not on the screen" for t in self.absent]
         parts += [f"{t.target} switched {'on' if t.on else 'off'}" for t in self.toggle]
+        parts += [f"the address bar shows {self.page.url}"] if self.page else []
         return "; ".join(parts) or "(nothing to check)"
 
 
@@ -109,6 +123,15 @@ def _toggles(value: Any, problems: list[str]) -> tuple[ToggleCheck, ...]:
     return tuple(out)
 
 
+def _page(value: Any, problems: list[str]) -> PageCheck | None:
+    if isinstance(value, dict) and set(value) == {"url", "bar"} and all(isinstance(value[k], str) and value[k].strip()
+                                                                       for k in ("url", "bar")) \
+            and is_target_ref(value["bar"].strip()):
+        return PageCheck(value["url"].strip(), value["bar"].strip())
+    problems.append("success_check.page needs {url: URL, bar: TARGET_REF of the address bar}")
+    return None
+
+
 def parse_success_check(data: Any) -> SuccessCheck:
     """A ``success_check`` mapping -> :class:`SuccessCheck`; :class:`ArgsError` on unknown keys or bad values."""
     if data is None or data == {}:
@@ -129,7 +152,7 @@ def parse_success_check(data: Any) -> SuccessCheck:
                          text=_strings(data["text"], "text", problems) if "text" in data else (),
                          target=_strings(data["target"], "target", problems) if "target" in data else (),
                          absent=_strings(data["absent"], "absent", problems) if "absent" in data else (),
-                         toggle=toggles)
+                         toggle=toggles, page=_page(data["page"], problems) if "page" in data else None)
     if problems:
         raise ArgsError(problems)
     return check

@@ -10,12 +10,20 @@ Layout of a record::
       s01-look1.png/.xml    a screen a flow step looked at (its when, a wait, an extract), when not the before
       report.html           self-contained: thumbnails with the box and tap point drawn
 
+run.json exists from the start of the run with ``"status": "running"`` and is
+rewritten as each step ends, so a run killed outright (``kill -9``, a power cut)
+still leaves a truthful record of the steps it finished; the last write gives the
+outcome. Every file is written whole or not at all (``safe_files.write_atomic``):
+a full disk leaves the previous run.json intact and the error is raised to the
+runner, which reports the outcome anyway.
+
 Secrets never enter a record: configs are stored redacted and free text passes
 through ``scrub`` (the runner gives it the key to mask).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
@@ -28,6 +36,7 @@ from PIL import Image
 
 from remote.core.record.report import write_report
 from remote.core.records import StepResult, TaskResult, to_jsonable
+from remote.core.safe_files import write_atomic
 
 logger = logging.getLogger(__name__)
 RECORD_VERSION = 1
@@ -62,10 +71,12 @@ class RunRecorder:
         files: dict[str, str] = {}
         try:
             if image is not None:
-                image.save(self.dir / f"{name}.png", optimize=False, compress_level=1)
+                png = io.BytesIO()
+                image.save(png, "PNG", optimize=False, compress_level=1)
+                write_atomic(self.dir / f"{name}.png", png.getvalue(), durable=False)
                 files["image"] = f"{name}.png"
             if xml:
-                (self.dir / f"{name}.xml").write_text(xml, encoding="utf-8")
+                write_atomic(self.dir / f"{name}.xml", xml, durable=False)
                 files["xml"] = f"{name}.xml"
         except OSError as exc:  # a full disk must not lose the run's outcome
             logger.warning("could not store screen %s: %s", name, exc)
@@ -98,8 +109,9 @@ class RunRecorder:
                 saved[id(screen)] = self.save_screen(f"{tag}-look{i}", screen_image(screen), screen_xml(screen))
             look.image, look.xml = saved[id(screen)].get("image", ""), saved[id(screen)].get("xml", "")
 
-    def write(self, result: TaskResult, meta: dict[str, Any]) -> Path:
-        """Write run.json and report.html; returns the record's folder."""
+    def write(self, result: TaskResult, meta: dict[str, Any], *, final: bool = True) -> Path:
+        """Write run.json, and with ``final`` report.html; returns the record's folder. OSError when the disk
+        refuses (the previous run.json stays whole)."""
         data = {
             "version": RECORD_VERSION,
             "task": result.task,
@@ -109,14 +121,16 @@ class RunRecorder:
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
             "total_time": round(result.total_time, 3),
             "plan": result.plan.to_dict() if result.plan else None,
+            "steps_planned": result.steps_planned,
             "steps": [step_dict(sr) for sr in result.step_results],
             "answer": result.answer,
             "model_usage": to_jsonable(result.model_usage),
             **meta,
         }
         text = self.scrub(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-        (self.dir / "run.json").write_text(text, encoding="utf-8")
-        write_report(self.dir)
+        write_atomic(self.dir / "run.json", text)
+        if final:
+            write_report(self.dir)
         return self.dir
 
 

@@ -32,6 +32,7 @@ from remote.core.record.report_words import (
     tree_change,
     verdict,
 )
+from remote.core.safe_files import write_atomic
 from remote.errors import BadInput
 
 __all__ = ["annotate", "inside", "load_record", "render_report", "write_report"]
@@ -314,7 +315,7 @@ def write_report(run_dir: str | Path) -> Path:
     run_dir = Path(run_dir)
     data = load_record(run_dir)
     out = run_dir / "report.html"
-    out.write_text(render_report(run_dir, data), encoding="utf-8")
+    write_atomic(out, render_report(run_dir, data))
     return out
 
 

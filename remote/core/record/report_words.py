@@ -46,7 +46,9 @@ FAILURES = {
     "not_read": "a value could not be read off the screen",
 }
 STATUS_WORDS = {"success": "Succeeded", "failed": "Failed", "aborted": "Stopped", "budget_exceeded": "Out of budget",
-                "running": "Unfinished", "pending": "Unfinished"}
+                "running": "Unfinished", "pending": "Unfinished", "planned": "Plan valid"}
+UNFINISHED = ("the record was last written while the run was still going: the process was killed (kill -9, a "
+              "crash, a power cut) or is still running; the steps below are those that had ended")
 
 
 def d(value: Any) -> dict[str, Any]:
@@ -87,6 +89,10 @@ def outcome(data: dict[str, Any]) -> tuple[str, str]:
     if data.get("dry_run") is True:
         head = f"Dry run: {head.lower()}"
     final, error = d(data.get("final_check")), short(data.get("error"), 400)
+    if status in ("running", "pending"):
+        return head, UNFINISHED
+    if status == "planned":
+        return head, "nothing was done on the phone: " + (short(final.get("summary"), 300) or "the plan is valid")
     if status == "success":
         if final.get("passed") is True:
             return head, f"the final check passed: {short(final.get('summary'), 300)}"
