@@ -184,12 +184,22 @@ def _device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
   #     reply: {steps: [...], success_check: {text: 你好}}    # a mapping is sent as JSON text
   #     times: 1                          # then the next rule; default: forever
   #   - match: {purpose: verify}
-  #     status: 429                       # an HTTP error; also retry_after:, delay: (s), drip: (bytes/s)""",
+  #     status: 429                       # an HTTP error; also retry_after:, delay: (s), drip: (bytes/s)
+  remote model-sim --script replies.yaml --family qwen2.5-vl   # answers in that family's own dialect
+  #   - match: {purpose: locate}
+  #     reply: {box: [804, 78, 936, 210]}  # where the target is, in phone pixels (--screen): written as
+  #                                        # the family writes it, in the frame it saw
+  #   - match: {purpose: agent}
+  #     reply: {action: tap, box: [804, 78, 936, 210]}   # phone agents: tap, type, launch, swipe, finish ...""",
                  description="Serve the loopback chat-completions server (docs/testing.md, model-sim) with replies "
                              "scripted in YAML, printing the URL for CUSTOM_LLM_BASE_URL, until Ctrl-C.")
     p.add_argument("--script", required=True, metavar="FILE", help="the replies, as YAML rules (see the examples)")
     p.add_argument("--port", type=port_or_zero, default=8765, help="port to serve on; 0 picks a free one")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (it checks no key: keep it on loopback)")
+    p.add_argument("--family", metavar="NAME", help="answer in this model family's dialect (docs/models.md); "
+                   "overrides the script's family:")
+    p.add_argument("--screen", metavar="WxH", help="the phone's size that neutral replies' pixels refer to "
+                   "(default 1080x2400; overrides the script's screen:)")
 
     p = _command(sub, "capture-ref", "crop a reference image from the live screen into a module's images/", """\
   remote capture-ref send_button --module wechat --text 发送
@@ -299,6 +309,23 @@ def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                    help="where teach-mode pictures go (default: a temporary folder)")
 
 
+def _studio_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = _command(sub, "studio", "a web page: inspect the screen, build and record templates (docs/studio.md)", """\
+  remote studio --device sim --module settings     # then open http://127.0.0.1:8790/
+  remote studio --screenshot shot.png --xml shot.xml   # or --run runs/<a run>""")
+    add_device_args(p)
+    for flag, meta, text in (("--http", "HOST:PORT", "serve here (default 127.0.0.1:8790); beyond loopback needs "
+                              "REMOTE_STUDIO_TOKEN (16+ characters) and acts only in --allow apps"),
+                             ("--module", "NAME", "the module the template is built for"),
+                             ("--run", "RUN_DIR", "open a run record"), ("--screenshot", "FILE", "inspect a file"),
+                             ("--xml", "DUMP", "the screenshot's UI dump"), ("--allow", "APPS", "apps to act in "
+                              "beyond loopback, comma-separated ('*' = all)")):
+        p.add_argument(flag, metavar=meta, default=None, help=text)
+    p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where the records of acts go")
+    p.add_argument("--max-steps", type=positive_int, default=30, metavar="N", help="steps per act")
+    p.add_argument("--max-seconds", type=positive_float, default=120.0, metavar="S", help="seconds per act")
+
+
 def _task_options(p: argparse.ArgumentParser) -> None:
     """The options every fleet command shares with `run`: strategy, caps, --yes, --json, --runs-dir."""
     p.add_argument("--strategy", choices=STRATEGIES, default="opencv_first",
@@ -312,6 +339,12 @@ def _task_options(p: argparse.ArgumentParser) -> None:
                    help="allow sensitive steps without asking (nobody is asked in a batch: without it they are refused)")
     p.add_argument("--json", action="store_true", help="print the rows as one JSON object on stdout")
     p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run records and batch.json go")
+
+
+def _ray_auth_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-unauthenticated-ray", action="store_true",
+                   help="go on with a Ray cluster that checks no token (RAY_AUTH_MODE=disabled): anyone who reaches "
+                        "its ports runs code on its hosts; only on a network you trust")
 
 
 def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -329,6 +362,7 @@ def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("--address", metavar="ADDR", default=None,
                    help="place the tasks on this Ray cluster (HEAD:6379) instead of this host's phones; "
                         "'local' starts a one-host cluster with this host's phones")
+    _ray_auth_arg(p)
     _task_options(p)
 
     p = _command(sub, "worker", "join a Ray cluster and offer this host's phones to it (until Ctrl-C)", """\
@@ -343,6 +377,7 @@ def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                    help="this host's address as the other hosts reach it (Ray's --node-ip-address)")
     p.add_argument("--num-cpus", type=non_negative_int, default=None, metavar="N",
                    help="CPUs this node offers to Ray (phone tasks need none; default: Ray's count)")
+    _ray_auth_arg(p)
 
     p = _command(sub, "submit", "run one task on a Ray cluster: on a given phone, or any free one", """\
   remote submit "打开设置" --device any --address 10.0.0.5:6379
@@ -350,6 +385,7 @@ def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("task", type=task_text, help="what to do, in one sentence")
     p.add_argument("--device", "-s", metavar="SERIAL", default="any", help="a phone's serial, or 'any'")
     p.add_argument("--address", required=True, metavar="ADDR", help="the Ray head's address (HOST:PORT)")
+    _ray_auth_arg(p)
     _task_options(p)
 
     p = _command(sub, "schedule", "run tasks on cron expressions until Ctrl-C; missed runs are reported", """\
@@ -362,6 +398,7 @@ def _fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("file", help="schedule YAML: a list of {cron, task, device: SERIAL|any|all}")
     add_device_args(p, many=True)
     p.add_argument("--address", metavar="ADDR", default=None, help="submit to this Ray cluster (HEAD:6379)")
+    _ray_auth_arg(p)
     _task_options(p)
 
 
@@ -384,6 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     _offline_parsers(sub)
     _module_parsers(sub)
     _agent_parsers(sub)
+    _studio_parser(sub)
     _fleet_parsers(sub)
     return parser
 

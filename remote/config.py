@@ -4,26 +4,20 @@ Read at the edge (the CLI) and passed down as arguments; nothing here runs at
 import time. `.env` is loaded with python-dotenv and real environment variables
 win over it. A key is never shown whole: ``repr()`` prints ``sk-…xyz`` at most.
 
-Every preset declares its model's coordinate contract, because "clicks are
-offset" is the most common complaint about peer projects:
-
-=========  ==============================================================
-coord_mode what a reply's numbers mean
-=========  ==============================================================
-norm1000   0-1000 of the image sent (our prompts ask for this)
-norm999    0-999 of the image sent (GLM-V)
-pixel      absolute pixels of the (possibly downscaled) image sent (Qwen2.5-VL)
-fraction   0-1 fractions of the image sent
-auto       unknown: decided per box by ``coords.is_normalized``
-=========  ==============================================================
-
-``box_order`` is the order of a box given as a list: ``xyxy`` (x1, y1, x2, y2) or
-``yxyx`` (Gemini's ymin, xmin, ymax, xmax). Boxes given as objects use their keys.
+A preset is an endpoint and a default model. What a model's coordinates mean, how
+it is asked and what frame it sees belong to its *family*, which follows the
+model's name (``remote.ai.families``; ``LLM_MODEL_FAMILY`` names it when the name
+does not say it). ``LLM_BASE_URL`` points any preset at a gateway or proxy
+(OneAPI/new-api, LiteLLM, OpenRouter, vLLM, Ollama): the family still follows
+the model. ``LLM_AGENT`` says when a phone-agent model drives a task in its own
+protocol: ``auto`` (models that can only drive, whenever no template fits),
+``always`` (every task; a template that fits gives only its final check), ``off``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,8 +25,12 @@ from pathlib import Path
 
 from remote.errors import ConfigError, ModelNotConfigured, did_you_mean
 
-COORD_MODES = ("norm1000", "norm999", "pixel", "fraction", "auto")
-BOX_ORDERS = ("xyxy", "yxyx")
+logger = logging.getLogger(__name__)
+
+AGENT_MODES = ("auto", "always", "off")
+BIGMODEL = "https://open.bigmodel.cn/api/paas/v4"
+DASHSCOPE = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+ARK = "https://ark.cn-beijing.volces.com/api/v3"
 
 
 @dataclass(frozen=True)
@@ -41,23 +39,25 @@ class Preset:
     model: str
     key_env: str                 # the variable that holds this provider's key
     supports_vision: bool = True
-    coord_mode: str = "norm1000"
-    box_order: str = "xyxy"
     needs_key: bool = True
 
 
+# Model ids are the providers' own (they add dated versions): LLM_MODEL picks another one.
 PRESETS: dict[str, Preset] = {
     "openai": Preset("https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY"),
-    "openrouter": Preset("https://openrouter.ai/api/v1", "google/gemini-2.5-flash", "OPENROUTER_API_KEY",
-                         coord_mode="norm1000", box_order="yxyx"),
-    "qwen": Preset("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-vl-max", "DASHSCOPE_API_KEY",
-                   coord_mode="pixel"),
-    "zhipu": Preset("https://open.bigmodel.cn/api/paas/v4", "glm-4v-flash", "ZHIPU_API_KEY",
-                    coord_mode="norm999"),
-    "deepseek": Preset("https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY",
-                       supports_vision=False),
+    "openrouter": Preset("https://openrouter.ai/api/v1", "google/gemini-2.5-flash", "OPENROUTER_API_KEY"),
+    "gemini": Preset("https://generativelanguage.googleapis.com/v1beta/openai/", "gemini-2.5-flash",
+                     "GEMINI_API_KEY"),
+    "qwen": Preset(DASHSCOPE, "qwen-vl-max", "DASHSCOPE_API_KEY"),
+    "qwen3": Preset(DASHSCOPE, "qwen3-vl-plus", "DASHSCOPE_API_KEY"),
+    "zhipu": Preset(BIGMODEL, "glm-4v-flash", "ZHIPU_API_KEY"),
+    "glm": Preset(BIGMODEL, "glm-4.5v", "ZHIPU_API_KEY"),
+    "autoglm": Preset(BIGMODEL, "autoglm-phone", "ZHIPU_API_KEY"),
+    "doubao": Preset(ARK, "doubao-seed-1-6-vision-250815", "ARK_API_KEY"),
+    "doubao-ui-tars": Preset(ARK, "doubao-1-5-ui-tars-250428", "ARK_API_KEY"),
+    "deepseek": Preset("https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY", supports_vision=False),
     "local": Preset("http://localhost:8000/v1", "Qwen/Qwen2.5-VL-7B-Instruct", "LOCAL_LLM_API_KEY",
-                    coord_mode="auto", needs_key=False),
+                    needs_key=False),
 }
 
 
@@ -80,25 +80,23 @@ class LLMConfig:
     timeout: float = 60.0
     max_retries: int = 3
     max_image_side: int = 1280
-    coord_mode: str = "norm1000"
     supports_vision: bool = True
-    box_order: str = "xyxy"
     key_env: str = "CUSTOM_LLM_API_KEY"
     needs_key: bool = True
+    family: str = ""             # LLM_MODEL_FAMILY: names the family when the model's name does not say it
+    agent: str = "auto"          # LLM_AGENT: auto | always | off
     problem: str = ""            # why no call can be made, said when one is needed (an unknown LLM_PROVIDER)
 
     def __post_init__(self) -> None:
-        if self.coord_mode not in COORD_MODES:
-            raise ConfigError(f"coord_mode must be one of {', '.join(COORD_MODES)}, not {self.coord_mode!r}")
-        if self.box_order not in BOX_ORDERS:
-            raise ConfigError(f"box_order must be one of {', '.join(BOX_ORDERS)}, not {self.box_order!r}")
+        if self.agent not in AGENT_MODES:
+            raise ConfigError(f"LLM_AGENT must be one of {', '.join(AGENT_MODES)}, not {self.agent!r}")
         if self.timeout <= 0 or self.max_retries < 0 or self.max_image_side < 64:
             raise ConfigError("timeout must be > 0, max_retries >= 0 and max_image_side >= 64")
 
     def __repr__(self) -> str:
         return (f"LLMConfig(provider={self.provider!r}, model={self.model!r}, base_url={self.base_url!r}, "
                 f"api_key={mask_secret(self.api_key)!r}, supports_vision={self.supports_vision}, "
-                f"coord_mode={self.coord_mode!r}, timeout={self.timeout}, max_retries={self.max_retries})")
+                f"family={self.family!r}, timeout={self.timeout}, max_retries={self.max_retries})")
 
     __str__ = __repr__
 
@@ -113,7 +111,7 @@ class LLMConfig:
             raise ModelNotConfigured(self.problem, hint=f"LLM_PROVIDER is one of: custom, {', '.join(PRESETS)}")
         if not self.base_url:
             raise ModelNotConfigured("no model is configured",
-                                     hint="set LLM_PROVIDER (openai, openrouter, qwen, zhipu, deepseek, local) "
+                                     hint=f"set LLM_PROVIDER ({', '.join(PRESETS)}) "
                                           "and its key in .env, or CUSTOM_LLM_BASE_URL, CUSTOM_LLM_MODEL and "
                                           "CUSTOM_LLM_API_KEY")
         if not self.model:
@@ -144,8 +142,8 @@ class LLMConfig:
         """Build the config from the environment (and `.env`, which real variables override).
 
         ``LLM_PROVIDER`` picks a preset; ``custom`` (or CUSTOM_LLM_BASE_URL set with no
-        provider) uses CUSTOM_LLM_*. LLM_MODEL, LLM_TIMEOUT, LLM_MAX_RETRIES,
-        LLM_MAX_IMAGE_SIDE and LLM_COORD_MODE override any preset.
+        provider) uses CUSTOM_LLM_*. LLM_BASE_URL, LLM_MODEL, LLM_MODEL_FAMILY, LLM_AGENT, LLM_TIMEOUT,
+        LLM_MAX_RETRIES and LLM_MAX_IMAGE_SIDE override any preset.
         """
         env = dict(load_env(dotenv_path) if env is None else env)
         provider = (env.get("LLM_PROVIDER") or "").strip().lower()
@@ -167,8 +165,10 @@ class LLMConfig:
             config = get_preset_config(provider, api_key=env.get(preset.key_env, ""),
                                        **({"base_url": base_url} if base_url else {}))
         overrides: dict[str, object] = {}
-        if env.get("LLM_MODEL"):
-            overrides["model"] = env["LLM_MODEL"]
+        for var, name in (("LLM_BASE_URL", "base_url"), ("LLM_MODEL", "model"), ("LLM_MODEL_FAMILY", "family"),
+                          ("LLM_AGENT", "agent")):
+            if (env.get(var) or "").strip():
+                overrides[name] = env[var].strip().lower() if name in ("family", "agent") else env[var].strip()
         for var, name, kind in (("LLM_TIMEOUT", "timeout", float), ("LLM_MAX_RETRIES", "max_retries", int),
                                 ("LLM_MAX_IMAGE_SIDE", "max_image_side", int)):
             if env.get(var):
@@ -176,8 +176,10 @@ class LLMConfig:
                     overrides[name] = kind(env[var])
                 except ValueError as exc:
                     raise ConfigError(f"{var}={env[var]!r} is not a number") from exc
-        if env.get("LLM_COORD_MODE"):
-            overrides["coord_mode"] = env["LLM_COORD_MODE"]
+        if env.get("LLM_COORD_MODE"):   # said, not fatal: a stale .env must not stop template-only tasks
+            logger.warning("LLM_COORD_MODE=%s is no longer read: what a model's numbers mean follows its family; "
+                           "remove it, and set LLM_MODEL_FAMILY if the model's name does not say its family "
+                           "(docs/models.md)", env["LLM_COORD_MODE"])
         if "LLM_SUPPORTS_VISION" in env:
             overrides["supports_vision"] = _env_bool(env, "LLM_SUPPORTS_VISION", True)
         config = dataclasses.replace(config, **overrides) if overrides else config  # type: ignore[arg-type]
@@ -195,8 +197,7 @@ def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMC
         raise ConfigError(f"unknown preset {name!r}", hint=f"use one of: {', '.join(PRESETS)}")
     values: dict[str, object] = {
         "provider": name, "api_key": api_key, "base_url": preset.base_url, "model": preset.model,
-        "supports_vision": preset.supports_vision, "coord_mode": preset.coord_mode,
-        "box_order": preset.box_order, "key_env": preset.key_env, "needs_key": preset.needs_key,
+        "supports_vision": preset.supports_vision, "key_env": preset.key_env, "needs_key": preset.needs_key,
     }
     values.update(overrides)
     return LLMConfig(**values)  # type: ignore[arg-type]

@@ -41,8 +41,10 @@ class _LineLoader(yaml.SafeLoader):
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+    own = {id(k) for k, _ in node.value}     # the mapping's own keys: those merged in (`<<: *base`) may be overridden
     loader.flatten_mapping(node)
     out = LineDict()
+    seen: dict[Any, int] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         try:
@@ -50,6 +52,12 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
         except TypeError as exc:
             raise yaml.constructor.ConstructorError(None, None, f"unhashable key {str(key)[:EXCERPT]!r}",
                                                     key_node.start_mark) from exc
+        if id(key_node) in own:
+            if key in seen:   # plain YAML keeps the last silently: a typo'd copy would win unnoticed
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {str(key)[:EXCERPT]!r} (first on line {seen[key]})",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines[key] = key_node.start_mark.line + 1
     out.line = node.start_mark.line + 1

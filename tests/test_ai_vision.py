@@ -1,86 +1,209 @@
-"""VisionAgent: coordinate contracts per preset, set-of-mark, zoom, failures, learned variants."""
+"""VisionAgent in every family's dialect, through the real openai client and the loopback server.
+
+The server answers as each family does (remote/sim/dialects.py, built from MODELS.md); the
+locator gets the answer through the family's frame, snapped to the UI tree's element. What
+must hold: native replies (box and point) land on the right element, exactly, at three
+resolutions and two send sizes; the hostile-but-real variants too; a reply that cannot be
+read, or that points outside the image, is never tapped.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
+from remote.ai.families import family_for
+from remote.ai.frames import Frame, send_size
+from remote.ai.llm import LLMClient
 from remote.ai.vision_agent import VisionAgent, list_learned, snap_to_candidate
-from remote.config import PRESETS, get_preset_config
-from remote.core import coords
+from remote.config import get_preset_config
 from remote.core.locate.assets import AssetsManager
 from remote.core.records import UIElement
-from remote.sim.model_server import Fault
+from remote.sim.dialects import DIALECTS, seen_frame
+from remote.sim.model_server import Fault, ModelServer
+from tests.support import dialect_cases as dc
 
-SCREEN = (1080, 2400)
-TRUE_BOX = (540, 1200, 648, 1440)     # device pixels
-
-
-class Scripted:
-    """A scripted ChatModel that records what it was asked."""
-
-    def __init__(self, *replies):
-        self.replies, self.calls, self.usage = list(replies), [], None
-
-    def complete(self, messages, *, purpose, images=(), timeout=None):
-        self.calls.append({"messages": messages, "purpose": purpose, "images": list(images)})
-        return self.replies.pop(0)
+FAMILIES = sorted(dc.MODELS)
 
 
-def contract_reply(preset: str, max_side: int) -> str:
-    """TRUE_BOX written the way this preset's model writes boxes, for an image sent at max_side."""
-    p = PRESETS[preset]
-    sw, sh = coords.downscale_size(SCREEN, max_side)
-    fx = [TRUE_BOX[0] / SCREEN[0], TRUE_BOX[1] / SCREEN[1], TRUE_BOX[2] / SCREEN[0], TRUE_BOX[3] / SCREEN[1]]
-    if p.coord_mode in ("pixel", "auto"):
-        values = [fx[0] * sw, fx[1] * sh, fx[2] * sw, fx[3] * sh]
-    else:
-        full = {"norm1000": 1000, "norm999": 999, "fraction": 1}[p.coord_mode]
-        values = [v * full for v in fx]
-    if p.box_order == "yxyx":
-        values = [values[1], values[0], values[3], values[2]]
-    return json.dumps({"found": True, "bbox": [round(v, 3) for v in values], "confidence": 0.9})
+@pytest.fixture(scope="module")
+def server() -> Iterator[ModelServer]:
+    with ModelServer() as s:
+        yield s
 
 
-@pytest.mark.parametrize("max_side", [2400, 1280, 640])
-@pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_contract_round_trips_to_device_pixels(preset, max_side):
-    config = get_preset_config(preset, api_key="sk-x", max_image_side=max_side)
-    model = Scripted(contract_reply(preset, max_side))
-    result = VisionAgent(config, client=model, zoom=False).find_element(Image.new("RGB", SCREEN), "发送按钮")
-    if not PRESETS[preset].supports_vision:
-        assert not result.success and "cannot see images" in result.error and model.calls == []
-        return
+@pytest.fixture
+def dialect(server: ModelServer) -> Iterator[ModelServer]:
+    """The module's server, emptied, answering in the family each test sets."""
+    server.requests.clear()
+    yield server
+    with server._lock:
+        server._queues.clear()
+    server.family = None
+
+
+def _ask(server: ModelServer, family: str, size: tuple[int, int], reply: dict, side: int = 1280, **kw):
+    server.family, server.screen = family, size
+    server.script("locate", reply)
+    return dc.locate(server.url, family, size, side, **kw)
+
+
+@pytest.mark.parametrize("kind", ["box", "point"])
+@pytest.mark.parametrize("side", dc.SEND_SIDES)
+@pytest.mark.parametrize("size", dc.RESOLUTIONS, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("family", FAMILIES)
+def test_native_replies_land_on_the_right_element(dialect, family, size, side, kind):
+    truth = dc.layout(size)[dc.TARGET]
+    result = _ask(dialect, family, size, {kind: list(truth) if kind == "box" else dc.centre(truth)}, side)
     assert result.success, result.error
-    assert all(abs(a - b) <= 3 for a, b in zip(result.element.bbox, TRUE_BOX, strict=True)), result.element.bbox
-    assert result.method_used == "vision"
+    assert result.element.bbox == truth                      # the element's own box: exact
+    assert len(dialect.requests) == 1                        # read at the first answer, no re-ask
+    sent = dialect.requests[0].image_sizes()[-1]
+    assert sent == send_size(size, side, family_for(dc.MODELS[family]).frame)
+    # the family's own resize (the server's, written independently) leaves the image as sent
+    assert seen_frame(DIALECTS[family], sent, high_resolution=False) == sent
+    meta = result.element.metadata
+    if "model_box" in meta:   # the raw mapping, before snapping: within half a unit of the family (+1 px)
+        tolerance = dc.quantum(family, size, sent) / 2 + 1
+        got = meta["model_box"]
+        point = got[2] - got[0] == 1 and got[3] - got[1] == 1     # a family that answers points (UI-TARS, AutoGLM)
+        want = [*dc.centre(truth), *dc.centre(truth)] if point else list(truth)
+        got = [*got[:2], *got[:2]] if point else got
+        assert all(abs(a - b) <= tolerance for a, b in zip(got, want, strict=True)), (got, want, tolerance)
+    else:
+        assert meta["how"].startswith("set-of-mark") and not family_for(dc.MODELS[family]).trusted
 
 
-def test_set_of_mark_turns_an_imprecise_reply_into_the_exact_box(model_server, llm_client):
+@pytest.mark.parametrize("variant", ["thinking", "corrected", "strings", "fence", "chinese"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_hostile_but_real_replies_are_read_right(dialect, family, variant):
+    size = (1080, 2400)
+    truth = dc.layout(size)[dc.TARGET]
+    result = _ask(dialect, family, size, {"box": list(truth), "variant": variant, "decoy": [20, 20, 300, 200]})
+    assert result.success, (result.error, dialect.requests[-1].answer)
+    assert result.element.bbox == truth and len(dialect.requests) == 1
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_unreadable_reply_is_asked_again_in_the_familys_convention_then_never_tapped(dialect, family):
+    dialect.family = family
+    dialect.script("locate", "我看到这个按钮了，就在屏幕中间偏下的位置。", "就是那个蓝色的。")
+    result = dc.locate(dialect.url, family, (1080, 2400), 1280)
+    assert not result.success and result.element is None
+    assert len(dialect.requests) == 2
+    fam = family_for(dc.MODELS[family])
+    reask = dialect.requests[1].text
+    sent = send_size((1080, 2400), 1280, fam.frame)
+    if "set-of-mark" in dialect.requests[0].text or "numbered" in dialect.requests[0].text:
+        assert '"mark": N' in reask
+    else:
+        assert fam.convention.words(Frame((1080, 2400), sent).seen) in reask
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_reply_outside_the_image_is_never_tapped(dialect, family):
+    size = (1080, 2400)
+    outside = [1300, 1200, 1500, 1300]          # right of a 1080-wide screen
+    dialect.family, dialect.screen = family, size
+    dialect.script("locate", {"box": outside}, {"box": outside})
+    result = dc.locate(dialect.url, family, size, 1280)
+    assert not result.success and "outside the image" in result.error
+    assert len(dialect.requests) == 2 and "outside the image" in dialect.requests[1].text
+
+
+def test_a_not_found_reply_fails_at_once_with_the_models_reason(dialect):
+    dialect.script("locate", '<think>看看</think><answer>finish(message="没有找到设置按钮")</answer>')
+    result = dc.locate(dialect.url, "autoglm-phone", (1080, 2400), 1280)
+    assert not result.success and "没有找到设置按钮" in result.error and len(dialect.requests) == 1
+    dialect.script("locate", "```json\n[]\n```")
+    result = dc.locate(dialect.url, "qwen2.5-vl", (1080, 2400), 1280)
+    assert not result.success and len(dialect.requests) == 3   # an empty list is no answer: asked once more
+
+
+def test_an_answer_that_disagrees_with_itself_is_settled_by_set_of_mark(dialect):
+    size = (1080, 2400)
+    boxes = dc.layout(size)
+    dialect.family, dialect.screen = "qwen2.5-vl", size
+    sent = send_size(size, 1280, family_for("qwen2.5-vl").frame)
+    two = [[round(v * sent[i % 2] / size[i % 2]) for i, v in enumerate(boxes[label])] for label in ("发现", "设置")]
+    dialect.script("locate", "```json\n" + str([{"bbox_2d": b, "label": "按钮"} for b in two]).replace("'", '"')
+                   + "\n```", {"found": True, "mark": 2})
+    result = dc.locate(dialect.url, "qwen2.5-vl", size, 1280)
+    assert result.success and result.element.bbox == boxes["设置"]
+    assert result.element.metadata["how"] == "set-of-mark (answer disagreed)" and len(dialect.requests) == 2
+    assert "1. 发现" in dialect.requests[1].text and "2. 设置" in dialect.requests[1].text
+
+
+def test_a_box_and_a_point_that_disagree_are_not_tapped_without_a_second_look(dialect):
+    size = (1080, 2400)
+    boxes = dc.layout(size)
+    box, point = boxes["设置"], dc.centre(boxes["我"])
+    per_mille = [round(v / 1080 * 1000) if i % 2 == 0 else round(v / 2400 * 1000) for i, v in enumerate(box)]
+    dot = [round(point[0] / 1080 * 1000), round(point[1] / 2400 * 1000)]
+    dialect.script("locate", json.dumps({"bbox_2d": per_mille, "point_2d": dot}), {"found": False, "reason": "看不清"})
+    result = dc.locate(dialect.url, "qwen3-vl", size, 1280)
+    assert not result.success and len(dialect.requests) == 2 and "看不清" in result.error
+
+
+def test_an_untrusted_family_without_elements_needs_a_confirming_second_look(dialect):
+    size = (1080, 2400)
+    truth = dc.layout(size)[dc.TARGET]
+    frame = Frame(size, send_size(size, 1280, family_for("gpt-4o-mini").frame))
+    first = [round(v * frame.seen[i % 2] / size[i % 2]) for i, v in enumerate(truth)]
+    dialect.script("locate", {"found": True, "bbox": first})
+    # the zoom crop is 3x the box around it; the second answer is in the crop's own pixels
+    dialect.script("locate", '{"found": true, "bbox": [10, 10, 40, 40]}')   # far from the first: disagrees
+    result = dc.locate(dialect.url, "gpt", size, 1280, tree=False)
+    assert not result.success and "not confirmed" in result.error and len(dialect.requests) == 2
+    dialect.requests.clear()
+    crop = dialect  # same server
+    crop.script("locate", {"found": True, "bbox": first})
+    from remote.ai import images as imaging
+    region = imaging.zoom_region(truth, size)
+    crop_size = (region[2] - region[0], region[3] - region[1])
+    seen = send_size(crop_size, 1280, family_for("gpt-4o-mini").frame)
+    inner = [truth[0] - region[0], truth[1] - region[1], truth[2] - region[0], truth[3] - region[1]]
+    crop.script("locate", {"found": True, "bbox": [round(v * seen[i % 2] / crop_size[i % 2])
+                                                   for i, v in enumerate(inner)]})
+    result = dc.locate(dialect.url, "gpt", size, 1280, tree=False)
+    assert result.success and result.element.metadata["how"] == "coordinates (confirmed by zoom)"
+    assert all(abs(a - b) <= 2 for a, b in zip(result.element.bbox, truth, strict=True))
+
+
+def test_a_trusted_family_on_a_screen_without_a_tree_taps_its_own_box(dialect):
+    size = (720, 1600)
+    truth = dc.layout(size)[dc.TARGET]
+    result = _ask(dialect, "ui-tars-1.5", size, {"point": dc.centre(truth)}, tree=False, zoom=False)
+    assert result.success and result.element.metadata["how"] == "coordinates"
+    x, y = result.element.center
+    assert truth[0] <= x < truth[2] and truth[1] <= y < truth[3]
+
+
+def test_dashscope_gets_the_high_resolution_flag_and_other_hosts_do_not(dialect):
+    size = (1080, 2400)
+    truth = dc.layout(size)[dc.TARGET]
+    dialect.family, dialect.screen = "qwen2.5-vl", size
+    for url, flagged in ((dialect.url.replace("/v1", "/dashscope/compatible-mode/v1"), True), (dialect.url, False)):
+        dialect.script("locate", {"box": list(truth)})
+        cfg = dc.config(url, "qwen2.5-vl", 1280)
+        result = VisionAgent(cfg, client=LLMClient(cfg, retry=dc.FAST)).find_element(dc.image(size), "设置")
+        assert result.success
+        assert dialect.requests[-1].body.get("vl_high_resolution_images") is (True if flagged else None)
+
+
+def test_set_of_mark_among_competing_candidates(model_server, llm_client):
     candidates = [UIElement("text", "张三", (40, 300, 1040, 460)), UIElement("text", "李四", (40, 460, 1040, 620)),
                   UIElement("button", "发送", (900, 2250, 1060, 2380))]
-    # the model points roughly at 李四's row, not at any exact box
-    model_server.script("locate", {"found": True, "bbox": [60, 195, 900, 250], "confidence": 0.7})
-    result = VisionAgent(llm_client.config, client=llm_client).find_element(
-        Image.new("RGB", SCREEN, "white"), "联系人李四", candidates=candidates)
-    assert result.success and result.element.bbox == (40, 460, 1040, 620)
-    assert result.element.metadata["how"] == "set-of-mark (snapped)" and result.element.metadata["mark"] == 2
-    request = model_server.requests[0]
-    assert "2. 李四" in request.text and len(request.image_urls) == 1
-
-
-def test_set_of_mark_number_reply(model_server, llm_client):
-    boxes = [(0, 0, 100, 100), (200, 200, 300, 300)]
     model_server.script("locate", {"found": True, "mark": 9}, {"found": True, "mark": "2"})
-    result = VisionAgent(llm_client.config, client=llm_client).find_element_by_image(
-        Image.new("RGB", (40, 40), "red"), Image.new("RGB", SCREEN), candidates=boxes)
-    assert result.element.bbox == (200, 200, 300, 300) and result.element.metadata["how"] == "set-of-mark"
-    assert "not one of the numbers 1-2" in model_server.requests[1].text
-    assert len(model_server.requests[0].image_urls) == 2
+    result = VisionAgent(llm_client.config, client=llm_client).find_element(
+        Image.new("RGB", (1080, 2400), "white"), "联系人李四", candidates=candidates)
+    assert result.success and result.element.bbox == (40, 460, 1040, 620)
+    assert result.element.metadata["how"] == "set-of-mark" and result.element.metadata["mark"] == 2
+    assert "2. 李四" in model_server.requests[0].text and "not one of the numbers 1-3" in model_server.requests[1].text
 
 
 def test_snap_prefers_overlap_then_containment():
@@ -89,66 +212,53 @@ def test_snap_prefers_overlap_then_containment():
     assert snap_to_candidate((900, 900, 950, 950), boxes) is None
 
 
-def test_zoom_refines_a_small_target(model_server, llm_client):
-    # first estimate: a 40 px box around (540, 1200); the zoom answer is relative to the crop
-    model_server.script("locate", {"found": True, "bbox": [490, 495, 510, 505]},
-                        {"found": True, "bbox": [500, 500, 600, 600]})
-    result = VisionAgent(llm_client.config, client=llm_client).find_element(Image.new("RGB", SCREEN), "小图标")
-    region = (380, 1040, 700, 1360)   # zoom_region of the first estimate (320 px around its center)
-    assert result.element.metadata["how"] == "coordinates+zoom"
-    assert result.element.bbox == (region[0] + 160, region[1] + 160, region[0] + 192, region[1] + 192)
-    assert len(model_server.requests) == 2 and "enlarged" in model_server.requests[1].text
-
-
-@pytest.mark.parametrize("replies, error", [
-    ([{"found": False, "reason": "聊天列表为空", "suggestion": "向下滑动"}], "not found: 聊天列表为空; suggestion: 向下滑动"),
-    (["I can see it!", "really"], "raw reply: 'really'"),
-    ([{"found": True, "bbox": [1200, 1300, 1500, 1600]}] * 2, "not a valid box"),
-    ([{"found": True}, {"found": True, "bbox": [1, 2]}], "not a valid box"),
-    ([{"box": [1, 2, 3, 4]}] * 2, "boolean 'found'"),
-    ([Fault.server_error(500)] * 3, "HTTP 500"),
-])
-def test_bad_replies_become_readable_failures(model_server, llm_client, replies, error):
-    model_server.script("locate", *replies)
-    result = VisionAgent(llm_client.config, client=llm_client).find_element(Image.new("RGB", SCREEN), "x")
-    assert not result.success and error in result.error and result.method_used == "vision"
-
-
-def test_downscaled_image_is_what_the_model_sees(model_server, llm_config):
-    from remote.ai.llm import LLMClient
-    from tests.support.model_fixtures import FAST_RETRY
-    config = dataclasses.replace(llm_config, coord_mode="pixel", max_image_side=640)
-    client = LLMClient(config, retry=FAST_RETRY)
-    model_server.script("locate", {"found": True, "bbox": [144, 320, 172.8, 384]})
-    result = VisionAgent(config, client=client, zoom=False).find_element(Image.new("RGB", SCREEN), "x")
-    assert client.last_images[0].sent_size == (288, 640)
-    assert result.element.bbox == TRUE_BOX
+def test_failures_of_the_call_are_readable(model_server, llm_client):
+    model_server.script("locate", *[Fault.server_error(500)] * 3)
+    result = VisionAgent(llm_client.config, client=llm_client).find_element(Image.new("RGB", (1080, 2400)), "x")
+    assert not result.success and "HTTP 500" in result.error and result.method_used == "vision"
 
 
 def test_learned_variant_is_saved_and_listed(tmp_path: Path):
     assets = AssetsManager(tmp_path)
-    agent = VisionAgent(get_preset_config("openai", api_key="k"), client=Scripted(), assets=assets)
-    shot = Image.new("RGB", SCREEN, "blue")
-    path = agent.learn("send_button", shot, TRUE_BOX)
+    agent = VisionAgent(get_preset_config("openai", api_key="k"), client=None, assets=assets)
+    shot = Image.new("RGB", (1080, 2400), "blue")
+    path = agent.learn("send_button", shot, (540, 1200, 648, 1440))
     assert path is not None and Image.open(path).size == (108, 240)
     listed = list_learned(assets)
     assert listed[0]["name"] == "send_button" and listed[0]["screen_size"] == [1080, 2400]
     assert list_learned(None) == []
 
 
-@pytest.mark.parametrize("values, mode, order, expected", [
-    ([500, 500, 600, 600], "norm1000", "xyxy", (540, 1200, 648, 1440)),
-    ([499.5, 499.5, 599.4, 599.4], "norm999", "xyxy", (540, 1200, 648, 1440)),
-    ([0.5, 0.5, 0.6, 0.6], "fraction", "xyxy", (540, 1200, 648, 1440)),
-    ([640, 288, 768, 345.6], "pixel", "yxyx", (540, 1200, 648, 1440)),
-    ([0.5, 0.5, 0.6, 0.6], "auto", "xyxy", (540, 1200, 648, 1440)),
-    ([600, 600, 500, 500], "norm1000", "xyxy", (540, 1200, 648, 1440)),   # corners swapped
-    ([900, 500, 1040, 600], "norm1000", "xyxy", (972, 1200, 1080, 1440)),  # clipped within the slack
-    ([500, 500, 500, 500], "norm1000", "xyxy", (540, 1200, 541, 1201)),   # a point is 1 px
-    ([1200, 1300, 1500, 1600], "norm1000", "xyxy", None),                   # out of range
-    ([1, 2, 3], "norm1000", "xyxy", None),
-    (["a", 2, 3, 4], "norm1000", "xyxy", None),
-    ([float("nan"), 2, 3, 4], "norm1000", "xyxy", None),
-])
-def test_model_box_to_pixels_table(values, mode, order, expected):
-    assert coords.model_box_to_pixels(values, (576, 1280), SCREEN, mode, order) == expected
+def test_a_family_that_only_speaks_its_own_shapes_chooses_among_candidates_by_its_box(dialect):
+    size = (1080, 2400)
+    boxes = dc.layout(size)
+    candidates = [UIElement("text", label, boxes[label]) for label in ("发现", "设置", "发送")]
+    dialect.family, dialect.screen = "ui-tars-1.5", size
+    dialect.script("locate", {"point": dc.centre(boxes["设置"])})
+    llm = dc.client(dialect.url, "ui-tars-1.5", 1280)
+    result = VisionAgent(llm.config, client=llm).find_element(dc.image(size), "设置", candidates=candidates)
+    assert result.success and result.element.bbox == boxes["设置"]
+    assert result.element.metadata["how"] == "coordinates (snapped to a candidate)"
+    assert "numbered" not in dialect.requests[0].text and "click(start_box=" in dialect.requests[0].text
+
+
+def test_on_a_screen_without_a_tree_the_answer_snaps_to_an_ocr_line(dialect):
+    from PIL import ImageDraw, ImageFont
+
+    from remote.core.locate import ocr
+    from remote.core.locate.hybrid_locator import HybridLocator
+    from remote.core.locate.screen import Screen
+
+    if not ocr.available():
+        pytest.skip(f"OCR cannot run here: {ocr.unavailable_reason()}")
+    size = (1080, 2400)
+    shot = Image.new("RGB", size, "white")
+    ImageDraw.Draw(shot).text((300, 1200), "Settings", fill="black", font=ImageFont.load_default(size=64))
+    lines = Screen(shot).text_boxes()
+    line = next(b for b in lines if "Settings" in b.text)
+    dialect.family, dialect.screen = "ui-tars-1.5", size
+    dialect.script("locate", {"point": [line.bbox[0] + 20, line.bbox[1] + 10]})   # on the word, off its centre
+    llm = dc.client(dialect.url, "ui-tars-1.5", 1280)
+    result = HybridLocator(vision=VisionAgent(llm.config, client=llm)).locate("dynamic:Settings", Screen(shot))
+    assert result.success and result.element.bbox == line.bbox
+    assert result.element.metadata["snapped_to"] == line.text

@@ -12,19 +12,27 @@ from remote.errors import ConfigError, ModelNotConfigured
 KEY = "sk-abcdef1234567890xyz"
 
 
-@pytest.mark.parametrize("name,vision,mode", [
-    ("openai", True, "norm1000"), ("openrouter", True, "norm1000"), ("qwen", True, "pixel"),
-    ("zhipu", True, "norm999"), ("deepseek", False, "norm1000"), ("local", True, "auto"),
+@pytest.mark.parametrize("name,vision,family", [
+    ("openai", True, "gpt"), ("openrouter", True, "gemini"), ("gemini", True, "gemini"), ("qwen", True, "qwen-vl-max"),
+    ("qwen3", True, "qwen3-vl"), ("zhipu", True, "glm-v"), ("glm", True, "glm-v"), ("autoglm", True, "autoglm-phone"),
+    ("doubao", True, "doubao-vision"), ("doubao-ui-tars", True, "doubao-ui-tars"), ("deepseek", False, "unknown"),
+    ("local", True, "qwen2.5-vl"),
 ])
-def test_presets(name, vision, mode):
+def test_presets_and_the_family_their_model_names(name, vision, family):
+    from remote.ai.families import family_for
     cfg = get_preset_config(name, api_key=KEY)
-    assert cfg.provider == name and cfg.supports_vision is vision and cfg.coord_mode == mode
+    assert cfg.provider == name and cfg.supports_vision is vision and family_for(cfg.model).name == family
     assert cfg.base_url.startswith("http") and cfg.model and cfg.configured
     assert cfg.key_env == PRESETS[name].key_env
 
 
-def test_gemini_boxes_are_y_first_and_local_needs_no_key():
-    assert get_preset_config("openrouter").box_order == "yxyx"
+def test_a_gateway_url_overrides_the_preset_and_the_family_follows_the_model():
+    from remote.ai.families import family_for
+    cfg = LLMConfig.from_env({"LLM_PROVIDER": "qwen", "DASHSCOPE_API_KEY": KEY,
+                              "LLM_BASE_URL": "http://127.0.0.1:3000/v1", "LLM_MODEL": "qwen3-vl-plus"})
+    assert cfg.base_url == "http://127.0.0.1:3000/v1" and family_for(cfg.model, cfg.family).name == "qwen3-vl"
+    named = LLMConfig.from_env({"LLM_PROVIDER": "local", "LLM_MODEL": "my-finetune", "LLM_MODEL_FAMILY": "UI-TARS-1.5"})
+    assert family_for(named.model, named.family).name == "ui-tars-1.5"
     assert get_preset_config("local").configured  # no key needed for a localhost server
 
 
@@ -59,11 +67,23 @@ def test_a_missing_key_is_an_error_only_when_a_model_is_needed():
 
 @pytest.mark.parametrize("env,message", [
     ({"LLM_PROVIDER": "openai", "LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"),
-    ({"LLM_PROVIDER": "openai", "LLM_COORD_MODE": "inches"}, "coord_mode"),
+    ({"LLM_PROVIDER": "openai", "LLM_AGENT": "sometimes"}, "LLM_AGENT must be one of"),
 ])
 def test_bad_values_are_config_errors(env, message):
     with pytest.raises(ConfigError, match=message):
         LLMConfig.from_env(env)
+
+
+def test_a_stale_coord_mode_is_said_and_ignored(caplog):
+    cfg = LLMConfig.from_env({"LLM_PROVIDER": "openai", "OPENAI_API_KEY": KEY, "LLM_COORD_MODE": "pixel"})
+    assert cfg.configured and "LLM_COORD_MODE=pixel is no longer read" in caplog.text
+
+
+def test_an_unknown_family_name_is_a_config_error_listing_the_families():
+    from remote.ai.families import family_for
+    with pytest.raises(ConfigError, match="unknown model family 'qwen9'") as err:
+        family_for("x", "qwen9")
+    assert "autoglm-phone" in err.value.hint
 
 
 def test_the_key_is_never_shown(caplog):

@@ -175,32 +175,3 @@ def test_module_constants():
 
 def test_image_to_screen_orders_swapped_corners():
     assert image_to_screen((30, 40, 10, 20), (540, 1200), (1080, 2400)) == (20, 40, 60, 80)
-
-
-@pytest.mark.parametrize("values,mode,order,expected", [
-    ([500, 500, 600, 600], "norm1000", "xyxy", (540, 1200, 648, 1440)),
-    ([499.5, 499.5, 599.4, 599.4], "norm999", "xyxy", (540, 1200, 648, 1440)),
-    ([0.5, 0.5, 0.6, 0.6], "fraction", "xyxy", (540, 1200, 648, 1440)),
-    ([270, 600, 324, 720], "pixel", "xyxy", (540, 1200, 648, 1440)),       # pixels of the 540x1200 image sent
-    ([500, 500, 600, 600], "norm1000", "yxyx", (540, 1200, 648, 1440)),    # Gemini's order (square box)
-    ([100, 200, 300, 400], "norm1000", "yxyx", (216, 240, 432, 720)),
-    ([0.5, 0.5, 0.6, 0.6], "auto", "xyxy", (540, 1200, 648, 1440)),
-    ([400, 400, 500, 500], "auto", "xyxy", (432, 960, 540, 1200)),        # all below the 540 side: 0-1000
-    ([270, 600, 324, 720], "auto", "xyxy", (540, 1200, 648, 1440)),        # 720 >= min side 540: pixels
-    ([600, 600, 500, 500], "norm1000", "xyxy", (540, 1200, 648, 1440)),    # swapped corners
-    ([500, 500, 500, 500], "norm1000", "xyxy", (540, 1200, 541, 1201)),    # a point is a 1 px box
-])
-def test_model_box_contracts(values, mode, order, expected):
-    assert coords.model_box_to_pixels(values, (540, 1200), (1080, 2400), mode, order) == expected
-
-
-@pytest.mark.parametrize("values,mode", [
-    ([500, 500, 1200, 600], "norm1000"),       # beyond the contract's range
-    ([-200, 0, 10, 10], "norm1000"),
-    ([1, 2, 3], "norm1000"), (["a", 1, 2, 3], "pixel"), ([1, 2, 3, float("nan")], "norm1000"),
-    ([1, 2, 3, 4], "inches"),
-    ([-50, -50, -10, -10], "norm1000"),          # inside the slack but entirely off screen
-])
-def test_model_box_contract_violations_are_skipped(values, mode, caplog):
-    assert coords.model_box_to_pixels(values, (540, 1200), (1080, 2400), mode) is None
-    assert "模型坐标无效" in caplog.text

@@ -145,7 +145,7 @@ def test_schedule_file_checks_cron_with_its_line(tmp_path):
     assert [(e.cron, e.task, e.device, e.line) for e in good] == [("0 8 * * *", "打开设置", "all", 1)]
     for text, words in [('- cron: "61 8 * * *"\n  task: 打开设置\n', "bad cron expression '61 8 * * *'"),
                         ('- cron: "0 8 * *"\n  task: 打开设置\n', "Wrong number of fields"),
-                        ('- cron: "0 8 * * *"\n  task: 打开设置\n  timezone: Mars/Base\n', "bad cron")]:
+                        ('- timezone: Mars/Base\n  cron: "0 8 * * *"\n  task: 打开设置\n', "unknown time zone 'Mars/Base'")]:
         with pytest.raises(ConfigError) as err:
             load_schedule(write(tmp_path, text))
         assert ":1: " in err.value.message and words in err.value.message

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +21,7 @@ import ray
 
 from remote.cli import main
 from remote.errors import ExitCode
-from remote.fleet import ray_cluster
+from remote.fleet import ray_auth, ray_cluster
 from remote.fleet.jobs import Job, RunSettings
 from remote.fleet.ray_fleet import RayFleet
 from remote.runner import RunOptions
@@ -106,6 +108,161 @@ def test_a_second_host_joins_with_remote_worker_and_its_phone_takes_tasks(cluste
             worker.terminate()                                 # the worker stops its Ray node on SIGTERM too
             worker.wait(60)
         other.close()
+
+
+# ---------------------------------------------------------------------------- workers that die, stale offers
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (from /proc: Ray's own session and process groups included)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])
+    found, grew = {pid}, True
+    while grew:
+        more = {child for child, parent in parents.items() if parent in found} - found
+        found |= more
+        grew = bool(more)
+    return found - {pid}
+
+
+def alive(pids: set[int]) -> set[int]:
+    out = set()
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2] != "Z":
+            out.add(pid)
+    return out
+
+
+def start_worker(address: str, adb_port: int, log: Path) -> subprocess.Popen[str]:
+    """`remote worker` as a user starts it; returns once it says it joined (its stderr goes to ``log``)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open(log, "a", encoding="utf-8") as err:
+        worker = subprocess.Popen([sys.executable, "-m", "remote", "worker", "--address", address, "--adb-port",
+                                   str(adb_port), "--node-ip-address", "127.0.0.2", "--num-cpus", "0"],
+                                  env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    assert worker.stdout is not None
+    joined = worker.stdout.readline()
+    assert "joined" in joined, joined + log.read_text(encoding="utf-8")
+    return worker
+
+
+def wait_until(check: Any, seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.25)
+    return bool(check())
+
+
+def test_a_stale_offer_is_one_clean_line_then_taken_over_and_a_killed_worker_takes_its_node_along(cluster, tmp_path,
+                                                                                                    capsys):
+    """A node offering a phone with no room (its worker gone, as a kill -9 left it before this fix): a task
+    for that phone fails with one clean line; the next worker takes the phone over; killed with -9, that
+    worker's Ray processes die with it and the phone leaves the cluster (a restart would not be refused)."""
+    local, _ = cluster
+    other = SimServer(phones=[TimedPhone(FAST, serial="stale-1")]).start()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    stale = subprocess.Popen([sys.executable, "-m", "ray.scripts.scripts", "start", "--address", local.address,
+                              "--block", "--disable-usage-stats", "--node-ip-address", "127.0.0.2", "--num-cpus", "0",
+                              "--resources", json.dumps({"phone:stale-1": 1, "phone": 1})], env=env,
+                             start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        assert wait_until(lambda: ray_cluster.advertised("stale-1"))
+        code = main(["submit", "打开设置", "--device", "stale-1", "--address", local.address, "--runs-dir",
+                     str(tmp_path / "runs")])
+        out = capsys.readouterr().out
+        (row,) = [line for line in out.splitlines() if "打开设置" in line]
+        assert code == ExitCode.ENVIRONMENT and "NOT_RUN" in row and "has no room" in row, out
+        assert "\x1b" not in out and "Traceback" not in out and 'File "' not in out and len(out.splitlines()) <= 6
+        worker = start_worker(local.address, other.port, tmp_path / "worker.log")
+        assert "taking them over" in (tmp_path / "worker.log").read_text(encoding="utf-8")
+        (result,) = RayFleet(settings(tmp_path)).run([Job("打开设置", device="stale-1")])
+        assert (result.phone, result.status) == ("stale-1", "success"), result.error
+        assert any("com.android.settings" in c for c in other.phones[0].commands)
+        ray_processes = descendants(worker.pid)      # ray start, raylet, its agents, the room's process
+        assert len(ray_processes) >= 3
+        worker.kill()
+        worker.wait(10)
+        assert wait_until(lambda: not alive(ray_processes) and not ray_cluster.advertised("stale-1"))
+    finally:
+        if worker is not None and worker.poll() is None:
+            worker.terminate()
+            worker.wait(60)
+        os.killpg(stale.pid, signal.SIGKILL)    # drained, its raylet is gone; `ray start --block` itself lingers
+        stale.wait(10)
+        other.close()
+
+
+# ---------------------------------------------------------------------------- what listens where; authentication
+def test_the_local_cluster_listens_on_loopback_where_ray_can_and_requires_a_token_where_it_cannot(cluster):
+    if shutil.which("ss") is None:
+        pytest.skip("`ss` (iproute2) is not installed: cannot list listening sockets")
+    local, _ = cluster
+    ours = descendants(os.getpid()) | {os.getpid()}
+    listeners: list[tuple[str, str]] = []     # (address, process name)
+    for line in subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout.splitlines():
+        fields = line.split()
+        pids = {int(pid) for pid in re.findall(r"pid=(\d+)", line)}
+        if pids & ours:
+            listeners.append((fields[3].rsplit(":", 1)[0], re.findall(r'\(\("([^"]+)"', line)[0]))
+    everywhere = {name for where, name in listeners if where in ("*", "0.0.0.0", "[::]")}
+    elsewhere = [(where, name) for where, name in listeners
+                 if where not in ("*", "0.0.0.0", "[::]") and not where.startswith(("127.", "[::1]"))]
+    assert not elsewhere, listeners                               # nothing on an outward address
+    assert any(name == "gcs_server" for name in everywhere), listeners     # Ray 2.60 has no option for these ...
+    assert everywhere <= {"gcs_server", "raylet", "python", "pytest"} | {n for n in everywhere if n.startswith("ray::")}
+    assert ray_auth.probe(local.address) == "TOKEN"               # ... so they refuse a client without the token
+
+
+def test_an_unauthenticated_cluster_is_refused_and_a_batch_whose_cluster_dies_still_writes_batch_json(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_AUTH_MODE": "disabled"}
+    batch = tmp_path / "b.yaml"
+    batch.write_text("- task: 打开设置\n  repeat: 30\n", encoding="utf-8")
+    (tmp_path / "slow.yaml").write_text("uiautomator_delay_ms: 1000\n", encoding="utf-8")
+    command = [sys.executable, "-m", "remote", "batch", str(batch), "--address", "local", "--device", "sim",
+               "--scenario", str(tmp_path / "slow.yaml"), "--runs-dir", str(tmp_path / "runs")]
+    refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == ExitCode.ENVIRONMENT, refused.stderr
+    assert "RAY_AUTH_MODE=disabled would start this host's Ray cluster without authentication" in refused.stderr
+    assert "--allow-unauthenticated-ray" in refused.stderr and not (tmp_path / "runs").exists()
+
+    proc = subprocess.Popen(command + ["--allow-unauthenticated-ray"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None and proc.stdout is not None
+    try:
+        seen = ""
+        while not (found := re.search(r"one-host cluster (127\.0\.0\.2:\d+)", seen)):
+            line = proc.stderr.readline()
+            assert line, seen
+            seen += line
+        assert "can run code on its hosts" in seen and "Going on because of --allow-unauthenticated-ray" in seen
+        # Joining it from elsewhere is refused: it answers a client without a token.
+        joined = subprocess.run([sys.executable, "-m", "remote", "submit", "打开设置", "--address", found.group(1)],
+                                env={**env, "RAY_AUTH_MODE": "token"}, capture_output=True, text=True, timeout=120)
+        assert joined.returncode == ExitCode.ENVIRONMENT and "answers clients without a token" in joined.stderr
+        while "SUCCESS" not in (line := proc.stderr.readline()):
+            assert line, seen
+        gcs = [pid for pid in descendants(proc.pid) if Path(f"/proc/{pid}/comm").read_text().strip() == "gcs_server"]
+        os.kill(gcs[0], signal.SIGKILL)                              # the cluster's head goes away mid-batch
+        out = proc.stdout.read()
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    (path,) = (tmp_path / "runs").glob("batch-*/batch.json")
+    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    assert len(rows) == 30 and rows[0]["status"] == "success"
+    assert any(r["status"] == "not_run" and "stopped answering" in r["error"] for r in rows), rows
+    assert "stopped answering" in out and f"batch: {path}" in out
 
 
 def test_a_cable_pulled_mid_batch_on_ray_retries_on_another_phone(cluster, tmp_path, capsys):

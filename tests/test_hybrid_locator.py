@@ -48,11 +48,11 @@ class FakeVision:
         self.calls = []
         self.bbox = bbox
 
-    def find_element(self, screenshot, description, *, candidates=()):
+    def find_element(self, screenshot, description, *, candidates=(), elements=()):
         self.calls.append(("desc", description, list(candidates)))
         return LocateResult(True, element=UIElement(description=description, bbox=self.bbox, confidence=0.9))
 
-    def find_element_by_image(self, reference_image, screenshot, *, candidates=()):
+    def find_element_by_image(self, reference_image, screenshot, *, candidates=(), elements=()):
         self.calls.append(("image", None, list(candidates)))
         return LocateResult(True, element=UIElement(bbox=self.bbox, confidence=0.9))
 

@@ -170,6 +170,8 @@ BAD_SCRIPTS = [
     ("model: m\nrules:\n  - reply: x\n  - just text\n", 2, "rule 2 must be a mapping"),
     ("rules:\n  - reply: {a: [1, 2}\n", 2, "invalid YAML"),
     ("- reply: x\nmodel: y\n", 2, "invalid YAML"),
+    ("family: qwen9\nrules:\n  - reply: x\n", 1, "family: must be one of qwen2.5-vl"),
+    ("screen: big\nrules:\n  - reply: x\n", 1, "screen: must be WIDTHxHEIGHT"),
 ]
 
 
@@ -200,3 +202,48 @@ def test_a_busy_port_is_a_clear_error(tmp_path, capsys):
         assert main(["model-sim", "--script", str(script), "--port", port]) == 2
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{port}" in err and "0 picks a free one" in err
+
+
+FAMILY_SCRIPT = """\
+family: qwen2.5-vl
+screen: 1080x2400
+rules:
+  - match: {purpose: locate}
+    reply: {box: [540, 1200, 648, 1440]}
+  - match: {purpose: agent}
+    reply: {action: tap, point: [540, 1200], thought: 点一下}
+"""
+
+
+def test_model_sim_answers_in_a_familys_dialect_for_the_image_it_receives(tmp_path):
+    import base64
+    import io
+
+    from PIL import Image
+
+    script = tmp_path / "qwen.yaml"
+    script.write_text(FAMILY_SCRIPT, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "remote", "model-sim", "--script", str(script), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        assert proc.stdout is not None
+        header = "".join(proc.stdout.readline() for _ in range(9))
+        url = re.search(r"CUSTOM_LLM_BASE_URL=(\S+)", header).group(1)
+        assert "answering as qwen2.5-vl" in header and "LLM_MODEL_FAMILY=qwen2.5-vl" in header
+        buf = io.BytesIO()
+        Image.new("RGB", (560, 1260), "white").save(buf, format="PNG")
+        image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(buf.getvalue())
+                                                    .decode()}}
+        reply = client(url).chat.completions.create(model="m", messages=[
+            {"role": "system", "content": "purpose: locate"},
+            {"role": "user", "content": [{"type": "text", "text": "find it"}, image]}])
+        text = reply.choices[0].message.content or ""
+        # Qwen2.5-VL: a fenced JSON list, absolute pixels of the 560x1260 frame it saw
+        assert text.startswith("```json") and json.loads(text.strip("`").removeprefix("json")) == \
+            [{"bbox_2d": [280, 630, 336, 756], "label": "target"}]
+        agent = client(url).chat.completions.create(model="m", messages=[
+            {"role": "system", "content": "purpose: agent"}, {"role": "user", "content": [image]}])
+        assert '"coordinate": [280, 630]' in (agent.choices[0].message.content or "")
+    finally:
+        proc.kill()
+        proc.wait(10)

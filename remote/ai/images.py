@@ -1,8 +1,10 @@
 """Images for models: data URLs at a bounded size, set-of-mark overlays, crops (Pillow only).
 
-Every image sent is downscaled so that its longer side is at most
-``max_image_side``; :func:`coords.downscale_size` decides the size, so a caller
-that knows the config knows the size the model saw (and can map its boxes back).
+Every image is sent at the size its model family prefers
+(:func:`remote.ai.frames.send_size`: longest side at most ``max_image_side``, sides
+multiples of the family's block, under its pixel caps), so a caller that knows
+the family and the config knows the frame the model saw (and maps its numbers
+back through :class:`remote.ai.frames.Frame`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw, ImageFont
-
-from remote.core import coords
 
 PNG_MAX_SIDE = 400   # small images (reference icons, crops) stay PNG: lossless edges matter
 
@@ -31,15 +31,10 @@ class EncodedImage:
         return self.sent_size[0] / self.source_size[0]
 
 
-def sent_size(size: tuple[int, int], max_side: int) -> tuple[int, int]:
-    """The size an image of ``size`` is sent at."""
-    return coords.downscale_size(size, max_side)
-
-
-def encode_image(image: Image.Image, max_side: int) -> EncodedImage:
-    """PNG for small or transparent images, JPEG (q85) for screenshots."""
-    size = sent_size(image.size, max_side)
-    img = image if size == image.size else image.resize(size, Image.Resampling.LANCZOS)
+def encode_image(image: Image.Image, size: tuple[int, int]) -> EncodedImage:
+    """``image`` at ``size``: PNG for small or transparent images, JPEG (q85) for screenshots."""
+    # Bicubic, as Qwen's own image processor resamples (about half the time of Lanczos on a full screenshot).
+    img = image if size == image.size else image.resize(size, Image.Resampling.BICUBIC)
     buf = io.BytesIO()
     if max(size) <= PNG_MAX_SIDE or img.mode in ("RGBA", "LA", "P"):
         img.save(buf, format="PNG")

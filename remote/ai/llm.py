@@ -39,9 +39,11 @@ import tenacity
 from PIL import Image
 
 from remote.ai import images as imaging
-from remote.ai.jsonparse import Expect, check_expected, parse_json_reply
+from remote.ai.families import Family, family_for
+from remote.ai.frames import send_size
 from remote.ai.prompting import render
 from remote.ai.protocols import ChatModel
+from remote.ai.reply import Expect, check_expected, parse_json_reply
 from remote.config import LLMConfig, mask_secret
 from remote.core.records import ModelUsage
 from remote.errors import ModelError, ModelNotConfigured, ModelUnreachable
@@ -49,7 +51,8 @@ from remote.errors import ModelError, ModelNotConfigured, ModelUnreachable
 logger = logging.getLogger(__name__)
 
 PURPOSE_HEADER = "X-Remote-Purpose"
-PURPOSES = ("plan", "locate", "verify")
+PURPOSES = ("plan", "locate", "verify", "agent")
+JSON_SHAPE = "only the corrected JSON object, no prose and no code fences"
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class LLMClient:
     def __init__(self, config: LLMConfig, usage: ModelUsage | None = None, *,
                  retry: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.config = config.require()
+        self.family: Family = family_for(config.model, config.family)
         self.usage = usage if usage is not None else ModelUsage()
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
@@ -121,8 +125,9 @@ class LLMClient:
 
     def complete(self, messages: Sequence[dict[str, Any]], *, purpose: str,
                  images: Sequence[Image.Image] = (), timeout: float | None = None,
-                 drop_images: bool = False) -> str:
-        """The reply text. Images go with the first user message, in order.
+                 drop_images: bool = False, images_to: str = "first") -> str:
+        """The reply text. Images go with the first user message (``images_to="last"``: the last one, as a
+        phone agent's current screen), in order, at the size the model's family prefers.
 
         A model without vision gets no images: a ``ModelError`` unless ``drop_images``.
         """
@@ -131,7 +136,7 @@ class LLMClient:
                 raise ModelError(f"model {self.config.model!r} does not accept images", purpose=purpose,
                                  hint="use a vision model for this, or set LLM_SUPPORTS_VISION=1 if it has one")
             images = ()
-        payload = self._with_images(messages, images)
+        payload = self._with_images(messages, images, images_to)
         timeout = timeout or self.config.timeout
         start = time.monotonic()
         response = self._call_with_retries(payload, purpose, timeout)
@@ -164,12 +169,18 @@ class LLMClient:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _with_images(self, messages: Sequence[dict[str, Any]], images: Sequence[Image.Image]) -> list[dict[str, Any]]:
-        self.last_images = [imaging.encode_image(img, self.config.max_image_side) for img in images]
+    def sent_size(self, size: tuple[int, int]) -> tuple[int, int]:
+        """The size an image of ``size`` is sent at (the frame the model sees)."""
+        return send_size(size, self.config.max_image_side, self.family.frame)
+
+    def _with_images(self, messages: Sequence[dict[str, Any]], images: Sequence[Image.Image],
+                     images_to: str = "first") -> list[dict[str, Any]]:
+        self.last_images = [imaging.encode_image(img, self.sent_size(img.size)) for img in images]
         out = [dict(m) for m in messages]
         if not self.last_images:
             return out
-        target = next((m for m in out if m.get("role") == "user"), None)
+        users = [m for m in out if m.get("role") == "user"]
+        target = (users[-1] if images_to == "last" else users[0]) if users else None
         if target is None:
             target = {"role": "user", "content": ""}
             out.append(target)
@@ -204,7 +215,8 @@ class LLMClient:
             try:
                 outcome["reply"] = client.chat.completions.create(
                     model=self.config.model, messages=payload, timeout=timeout,  # type: ignore[arg-type]
-                    temperature=0, extra_headers={PURPOSE_HEADER: purpose})
+                    temperature=0, extra_headers={PURPOSE_HEADER: purpose},
+                    extra_body=self.family.extra_body(self.config.base_url) or None)
             except BaseException as exc:  # handed to the caller's thread as it is
                 outcome["error"] = exc
 
@@ -278,17 +290,29 @@ def ask_json(model: ChatModel, messages: Sequence[dict[str, Any]], *, purpose: s
     ``expect`` is a validator (returns what to use, raises ``ValueError`` listing the
     problems) or a list of required keys. Works with any :class:`ChatModel`.
     """
-    raw = model.complete(messages, purpose=purpose, images=images, timeout=timeout)
+    return ask_read(model, messages, purpose=purpose, images=images, timeout=timeout,
+                    read=lambda raw: check_expected(parse_json_reply(raw), expect), shape=JSON_SHAPE)
+
+
+def ask_read(model: ChatModel, messages: Sequence[dict[str, Any]], *, purpose: str, read: Callable[[str], Any],
+             shape: str, images: Sequence[Image.Image] = (), timeout: float | None = None,
+             images_to: str = "first") -> Any:
+    """Ask ``model``; ``read`` turns the reply into what the caller uses (raises ``ValueError`` naming what is
+    wrong). One corrective re-ask that names the problem and the ``shape`` to answer in (the family's own
+    convention, for a locate), then ``ModelError`` with the raw reply.
+    """
+    where: dict[str, Any] = {"images_to": images_to} if images_to != "first" else {}
+    raw = model.complete(messages, purpose=purpose, images=images, timeout=timeout, **where)
     try:
-        return check_expected(parse_json_reply(raw), expect)
+        return read(raw)
     except ValueError as exc:
         problem = str(exc)
     logger.info("model reply for %s unusable (%s); asking once more", purpose, problem)
-    correction = render("correction", {"problem": problem})
+    correction = render("correction", {"problem": problem, "shape": shape})
     retry_messages = [*messages, {"role": "assistant", "content": raw}, {"role": "user", "content": correction}]
-    raw2 = model.complete(retry_messages, purpose=purpose, images=images, timeout=timeout)
+    raw2 = model.complete(retry_messages, purpose=purpose, images=images, timeout=timeout, **where)
     try:
-        return check_expected(parse_json_reply(raw2), expect)
+        return read(raw2)
     except ValueError as exc:
         raise ModelError(f"{purpose}: the model's reply stayed unusable after a corrective re-ask: {exc}",
                          raw=raw2, purpose=purpose, hint="see the raw reply in the run record") from exc

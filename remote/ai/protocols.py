@@ -11,10 +11,12 @@ from remote.core.records import ModelUsage
 
 
 class ChatModel(Protocol):
-    """One chat-completions endpoint. Images are PIL images; the reply is text."""
+    """One chat-completions endpoint. Images are PIL images (with the first user message, or the last with
+    ``images_to="last"``); the reply is text."""
 
     @property
     def usage(self) -> ModelUsage: ...
 
     def complete(self, messages: Sequence[dict[str, Any]], *, purpose: str,
-                 images: Sequence[Image.Image] = (), timeout: float | None = None) -> str: ...
+                 images: Sequence[Image.Image] = (), timeout: float | None = None,
+                 images_to: str = "first") -> str: ...

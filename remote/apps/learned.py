@@ -29,7 +29,6 @@ never inside the shipped modules.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import logging
 import os
@@ -39,11 +38,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from PIL import Image, PngImagePlugin
+from PIL import Image
 
 from remote.apps.base import TaskTemplate, _load_templates
 from remote.apps.schema import Checker, Problem
-from remote.core.locate.assets import SOURCE_SIZE_KEY
+from remote.apps.tasks_file import append_task, plain, save_crop
 from remote.core.safe_files import write_atomic
 from remote.errors import ConfigError
 from remote.yamlfile import load_yaml
@@ -175,13 +174,7 @@ class LearnedStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         for ref, image in crops.items():
             self.images_dir.mkdir(exist_ok=True)
-            info = PngImagePlugin.PngInfo()
-            screen = meta.get("screen")
-            if isinstance(screen, list | tuple) and len(screen) == 2:
-                info.add_text(SOURCE_SIZE_KEY, f"{screen[0]}x{screen[1]}")
-            data = io.BytesIO()
-            image.save(data, format="PNG", pnginfo=info)
-            write_atomic(self.images_dir / f"{ref}.png", data.getvalue())
+            save_crop(image, self.images_dir / f"{ref}.png", meta.get("screen"))
         path = self.folder / f"{task['name']}.yaml"
         self._write_yaml(path, {"learned": meta, "tasks": [task]})
         with contextlib.suppress(FileNotFoundError):
@@ -236,7 +229,7 @@ class LearnedStore:
         healed = list(data["learned"].get("healed") or [])
         healed.append({"step": index, "target_ref": target_ref})
         data["learned"]["healed"] = healed
-        self._write_yaml(learned.path, _plain(data))
+        self._write_yaml(learned.path, plain(data))
         self._tasks = None
 
     def promote(self, name: str) -> LearnedState:
@@ -261,47 +254,19 @@ class LearnedStore:
         comments kept), its crops into the module's images/. Returns the tasks.yaml written."""
         learned = self.get(name)
         tasks_file = module_dir / "tasks.yaml"
-        data = load_yaml(learned.path)
-        task = _plain(data["tasks"][0])
-        existing = tasks_file.read_text(encoding="utf-8") if tasks_file.is_file() else "tasks:\n"
-        if existing.strip() and not existing.endswith("\n"):
-            existing += "\n"
-        block = yaml.safe_dump([task], allow_unicode=True, sort_keys=False, width=110)
-        text = existing + "\n" + f"  # adopted from a learned task ({learned.meta.get('task', '')})\n" + \
-            "".join(f"  {line}\n" for line in block.splitlines())
         images = module_dir / "images"
         for crop in self._crops(learned):
             images.mkdir(exist_ok=True)
             target = images / crop.name
             if target.exists():
                 raise ConfigError(f"{target} exists already", hint="rename one of them first")
-        check = Checker(tasks_file)
-        from remote.yamlfile import parse_yaml_text
-
-        try:
-            parsed = parse_yaml_text(text, tasks_file)
-        except ConfigError as exc:
-            raise ConfigError(f"adopting {name} would break {tasks_file}: {exc.message}", path=str(tasks_file),
-                              line=exc.line, hint="is its tasks: list the last key of the file?") from exc
-        templates = _load_templates(check, (), parsed)
-        errors = [p for p in check.problems if not p.warning]
-        if errors or name not in {t.name for t in templates}:
-            raise ConfigError(f"adopting {name} would break {tasks_file}: " + "; ".join(map(str, errors[:3])),
-                              path=str(tasks_file))
+        text = append_task(tasks_file, load_yaml(learned.path)["tasks"][0],
+                           f"adopted from a learned task ({learned.meta.get('task', '')})", doing="adopting")
         for crop in self._crops(learned):
             os.replace(crop, images / crop.name)
         write_atomic(tasks_file, text)
         self.forget(name)
         return tasks_file
-
-
-def _plain(value: Any) -> Any:
-    """Loaded YAML (LineDicts) -> plain dicts and lists, for dumping."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def valid_name(name: str) -> bool:

@@ -29,6 +29,7 @@ from remote.fleet.jobs import (
     RunSettings,
     batch_document,
     batch_exit_code,
+    one_line,
     write_batch_json,
 )
 from remote.runner import Limits, RunOptions
@@ -97,7 +98,7 @@ class FleetView:
     def on_result(self, result: JobResult) -> None:
         where = result.phone or "-"
         again = "; trying it on another phone" if result.retryable else ""
-        why = f": {result.error}" if result.error else ""
+        why = f": {one_line(result.error)}" if result.error else ""
         self.line(f"{where:<16} #{result.job.index + 1} {result.status.upper()} {result.job.task} "
                   f"({result.seconds:.1f} s){why}{again}")
 
@@ -148,7 +149,7 @@ def print_table(results: list[JobResult], out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
     rows = [(str(r.job.index + 1), r.job.task, r.phone or "-",
              r.status.upper() + (f" (retried: {r.retried_from()} dropped)" if r.earlier else ""),
-             " ".join(r.error.split()) or "-", f"{r.seconds:.1f}s", str(r.model_calls), r.record or "-")
+             one_line(r.error) or "-", f"{r.seconds:.1f}s", str(r.model_calls), r.record or "-")
             for r in results]
     head = ("#", "task", "phone", "status", "reason", "time", "model calls", "record")
     widths = [min(40, max(_width(row[i]) for row in [head, *rows])) for i in range(7)]
@@ -202,15 +203,16 @@ def placement(args: argparse.Namespace) -> Iterator[tuple[list[Phone] | None, st
         return
     from remote.fleet import ray_cluster
 
+    allow = getattr(args, "allow_unauthenticated_ray", False)
     if address == "local":
         with local_phones(args) as phones:
-            cluster = ray_cluster.start_local(phones)
+            cluster = ray_cluster.start_local(phones, allow_no_auth=allow)
             try:
                 yield None, f"ray (one-host cluster {cluster.address})"
             finally:
                 cluster.shutdown()
         return
-    ray_cluster.connect(address)
+    ray_cluster.connect(address, allow_no_auth=allow)
     yield None, f"ray {address}"
 
 

@@ -15,6 +15,17 @@ matches answers (docs/testing.md, "model-sim")::
         delay: 3                        # seconds before answering
         drip: 20                        # bytes per second: a reply that trickles in
 
+With ``family: NAME`` (or ``--family NAME``) replies may be neutral, written in that
+family's dialect by the server (remote/sim/dialects.py)::
+
+    family: ui-tars-1.5
+    screen: 1080x2400                   # the phone the pixels below refer to
+    rules:
+      - match: {purpose: locate}
+        reply: {box: [804, 78, 936, 210]}          # or {point: [870, 144]}; variant: thinking | corrected ...
+      - match: {purpose: agent}
+        reply: {action: tap, box: [804, 78, 936, 210], thought: 点搜索}
+
 The file is loaded and checked here (the server in ``remote.sim`` imports nothing
 of the product): every problem is a ConfigError with the file and line.
 """
@@ -23,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import ipaddress
 import sys
 import threading
 from dataclasses import dataclass
@@ -30,36 +42,45 @@ from pathlib import Path
 from typing import Any
 
 from remote.errors import ConfigError
+from remote.sim.dialects import DIALECTS
 from remote.sim.model_server import ModelServer, RecordedRequest, Rule
 from remote.yamlfile import LineDict, line_of, line_of_key, load_yaml
 
-PURPOSES = ("plan", "locate", "verify", "default")
+PURPOSES = ("plan", "locate", "verify", "agent", "default")
 RULE_KEYS = ("match", "reply", "delay", "status", "retry_after", "drip", "times")
 MATCH_KEYS = ("purpose", "prompt")
 MAX_SECONDS = 3600.0
 KEEP_REQUESTS = 200
+KEEP_BYTES = 64 * 1024 * 1024   # of request bodies kept for inspection: a few large requests push old ones out
 
 
 @dataclass(frozen=True)
 class Script:
-    """A loaded script: the model name the server reports, and the rules in order."""
+    """A loaded script: the model name the server reports, the rules in order, and the dialect (family, and the
+    phone size neutral replies refer to)."""
 
     model: str
     rules: list[Rule]
+    family: str | None = None
+    screen: tuple[int, int] = (1080, 2400)
 
 
 def load_script(path: str | Path) -> Script:
     """Read and check a model-sim script; ConfigError (file:line) on any problem."""
     file = Path(path)
     data = load_yaml(file)
-    model, list_line = "test-vl", 1
+    model, list_line, family, screen = "test-vl", 1, None, (1080, 2400)
     if isinstance(data, dict):
         list_line = line_of_key(data, "rules") or 1
-        _only(data, ("model", "rules"), file, "the script")
+        _only(data, ("model", "rules", "family", "screen"), file, "the script")
         if "model" in data:
             if not isinstance(data["model"], str) or not data["model"].strip():
                 raise _error("model: must be a model name", file, data, "model")
             model = data["model"].strip()
+        if "family" in data:
+            family = _family(data["family"], lambda m: _error(m, file, data, "family"))
+        if "screen" in data:
+            screen = _screen(data["screen"], lambda m: _error(m, file, data, "screen"))
         data = data.get("rules")
     if not isinstance(data, list) or not data:
         raise ConfigError("a script is a list of rules (or `rules:` with that list), and it has none", path=str(file),
@@ -70,7 +91,24 @@ def load_script(path: str | Path) -> Script:
             raise ConfigError(f"rule {i} must be a mapping (match:, reply:, ...), not {type(item).__name__}",
                               path=str(file), line=line_of(item) or list_line)  # YAML lists keep no lines
         rules.append(Rule(**_rule_fields(item, file), where=f"{file.name}:{line_of(item, 0)}"))
-    return Script(model, rules)
+    return Script(model, rules, family, screen)
+
+
+def _family(value: Any, error: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in DIALECTS:
+        raise error(f"family: must be one of {', '.join(DIALECTS)}, not {str(value)[:40]!r}")
+    return value.strip().lower()
+
+
+def _screen(value: Any, error: Any) -> tuple[int, int]:
+    parts = str(value).lower().replace("×", "x").split("x")
+    try:
+        w, h = (int(p) for p in parts)
+    except ValueError:
+        raise error(f"screen: must be WIDTHxHEIGHT such as 1080x2400, not {str(value)[:40]!r}") from None
+    if not (100 <= w <= 10_000 and 100 <= h <= 10_000):
+        raise error(f"screen: {w}x{h} is not a phone screen (100-10000 px a side)")
+    return w, h
 
 
 def _rule_fields(item: dict[str, Any], file: Path) -> dict[str, Any]:
@@ -134,6 +172,8 @@ def _plain(value: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     script = load_script(args.script)
+    family = _family(args.family, ConfigError) if getattr(args, "family", None) else script.family
+    screen = _screen(args.screen, ConfigError) if getattr(args, "screen", None) else script.screen
     printing = threading.Lock()
 
     def show(request: RecordedRequest) -> None:
@@ -142,13 +182,17 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         server = ModelServer(args.host, args.port, model=script.model, keep_requests=KEEP_REQUESTS,
-                             on_request=show)
+                             keep_bytes=KEEP_BYTES, on_request=show, family=family, screen=screen)
     except OSError as exc:
         busy = exc.errno == errno.EADDRINUSE
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
                           hint="choose another --port (0 picks a free one)" if busy else "check --host") from exc
+    if not _loopback(args.host):
+        print(f"warning: model-sim listens on {args.host}, beyond this machine, and checks no key: anyone who can "
+              "reach this port can use it and read the requests it shows. Keep it on 127.0.0.1 unless you "
+              "must.", file=sys.stderr, flush=True)
     try:
-        _announce(args, script, server.url)
+        _announce(args, script, server.url, family)
         server.rules(*script.rules).start()
         threading.Event().wait()
     except KeyboardInterrupt:
@@ -158,12 +202,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _announce(args: argparse.Namespace, script: Script, url: str) -> None:
-    print(f"model-sim: {len(script.rules)} rule(s) from {args.script}, model {script.model!r}, on {url}")
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _announce(args: argparse.Namespace, script: Script, url: str, family: str | None) -> None:
+    dialect = f", answering as {family}" if family else ""
+    print(f"model-sim: {len(script.rules)} rule(s) from {args.script}, model {script.model!r}{dialect}, on {url}")
     print("point remote at it:")
     print("  export LLM_PROVIDER=custom")
     print(f"  export CUSTOM_LLM_BASE_URL={url}")
     print(f"  export CUSTOM_LLM_MODEL={script.model}")
+    if family:
+        print(f"  export LLM_MODEL_FAMILY={family}   # read its replies as {family}")
     print("  export CUSTOM_LLM_API_KEY=sk-local     # any value: this server checks none")
     print('  python -m remote run --device sim "…"')
     print("requests as they come (purpose -> the rule that answered); Ctrl-C stops it.", flush=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
-from remote.apps import APPS_DIR, ModuleRegistry
+from remote.apps import APPS_DIR, AppModule, ModuleRegistry, TaskTemplate
 from remote.apps.learned import LearnedStore
 from remote.apps.schema import step_targets, walk
 from remote.commands._learned import store as learned_store
@@ -38,14 +39,8 @@ def id_warnings(registry: ModuleRegistry) -> list[str]:
     for module in registry.modules.values():
         if module.stable_ids:
             continue
-        tasks_file = module.path / "tasks.yaml"
         for template in module.templates:
-            for ref, line in _targets(template.steps):
-                if parse_target(ref)[0] == "id":
-                    out.append(f"{tasks_file}:{line or template.line}: warning: task {template.name}: {ref!r} names "
-                               f"a resource id, which {module.display_name or module.name} may rename in its next "
-                               "release (name it by text:, desc:, role:CLASS:LABEL or editable:, or declare "
-                               "stable_ids: true in config.yaml if the app keeps its ids)")
+            out += template_id_warnings(module, module.path / "tasks.yaml", template)
         for home in module.home_refs:
             if parse_target(home)[0] != "id":
                 continue
@@ -54,23 +49,40 @@ def id_warnings(registry: ModuleRegistry) -> list[str]:
     return out
 
 
+def template_id_warnings(module: AppModule, tasks_file: Path, template: TaskTemplate) -> list[str]:
+    """The ``id:`` targets of one template of a module whose app renames its ids."""
+    if module.stable_ids:
+        return []
+    return [f"{tasks_file}:{line or template.line}: warning: task {template.name}: {ref!r} names a resource id, "
+            f"which {module.display_name or module.name} may rename in its next release (name it by text:, "
+            "desc:, role:CLASS:LABEL or editable:, or declare stable_ids: true in config.yaml if the app keeps "
+            "its ids)" for ref, line in _targets(template.steps) if parse_target(ref)[0] == "id"]
+
+
+def template_problems(tasks_file: Path, template: TaskTemplate, assets: AssetsManager) -> list[str]:
+    """What `modules check` says of one template's targets beyond its schema: a reference name with no image
+    (in ``assets``), a ``role:`` that names no class."""
+    problems = []
+    for ref, line in _refs(template.steps):
+        if not assets.has(ref):
+            problems.append(f"{tasks_file}:{line or template.line}: task {template.name}: reference "
+                            f"{ref!r} has no image (add images/{ref}.png or an alias)")
+    for ref, line in _targets(template.steps):
+        kind, value = parse_target(ref)
+        if kind == "role" and not parse_role(value)[0]:
+            problems.append(f"{tasks_file}:{line or template.line}: task {template.name}: {ref!r} names no "
+                            "class (role:CLASS:LABEL, e.g. role:Button:发送)")
+    return problems
+
+
 def check(registry: ModuleRegistry) -> list[str]:
     """Every problem of every module, once each, as ``file:line: message (hint)``; warnings say so."""
     problems = [str(p) for p in registry.problems]
     for module in registry.modules.values():
         assets = AssetsManager(module_dirs=[module.path])
         problems.extend(assets.problems())
-        tasks_file = module.path / "tasks.yaml"
         for template in module.templates:
-            for ref, line in _refs(template.steps):
-                if not assets.has(ref):
-                    problems.append(f"{tasks_file}:{line or template.line}: task {template.name}: reference "
-                                    f"{ref!r} has no image (add images/{ref}.png or an alias)")
-            for ref, line in _targets(template.steps):
-                kind, value = parse_target(ref)
-                if kind == "role" and not parse_role(value)[0]:
-                    problems.append(f"{tasks_file}:{line or template.line}: task {template.name}: {ref!r} names no "
-                                    "class (role:CLASS:LABEL, e.g. role:Button:发送)")
+            problems += template_problems(module.path / "tasks.yaml", template, assets)
         for home in module.home_refs:
             if parse_target(home)[0] == "ref" and not assets.has(home):
                 problems.append(f"{module.path / 'config.yaml'}: home_ref {home!r} has no image")

@@ -19,8 +19,11 @@ from remote.fleet.schedule import Missed, Scheduler
 def _missed(missed: Missed) -> None:
     first, last = missed.times[0], missed.times[-1]
     span = f"{first:%Y-%m-%d %H:%M}" + (f" … {last:%Y-%m-%d %H:%M}" if missed.count > 1 else "")
-    print(f"missed {missed.count} run(s) {missed.why} of {missed.entry.task!r} ({missed.entry.cron}, "
-          f"{missed.entry.device}): {span}; not replayed", file=sys.stderr, flush=True)
+    if missed.more or missed.count > len(missed.times):   # only the first ones are listed
+        span = f"the first at {first:%Y-%m-%d %H:%M}"
+    count = f"more than {missed.count}" if missed.more else str(missed.count)
+    print(f"missed {count} run(s) {missed.why} of {missed.entry.task!r} ({missed.entry.cron}, {missed.entry.device}): "
+          f"{span}; not replayed", file=sys.stderr, flush=True)
 
 
 def _serials(args: argparse.Namespace) -> list[str]:
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.address:
         from remote.fleet import ray_cluster
 
-        ray_cluster.connect(args.address)
+        ray_cluster.connect(args.address, allow_no_auth=args.allow_unauthenticated_ray)
     scheduler = Scheduler(entries, lambda due: _fire(args, due), on_missed=_missed,
                           state_path=Path(args.runs_dir) / "schedule-state.json")
     for entry in entries:

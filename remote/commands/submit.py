@@ -12,7 +12,7 @@ from remote.fleet.jobs import Job
 
 
 def run(args: argparse.Namespace) -> int:
-    ray_cluster.connect(args.address)
+    ray_cluster.connect(args.address, allow_no_auth=args.allow_unauthenticated_ray)
     view = FleetView(steps=False)
     (result,) = run_jobs([Job(task=args.task, device=args.device)], args, None, view)
     if args.json:

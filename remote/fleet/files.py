@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import yaml
 from apscheduler.triggers.cron import CronTrigger
@@ -185,6 +186,21 @@ def expand(entries: list[BatchEntry], serials: list[str]) -> list[Job]:
     return jobs
 
 
+def _timezone(entry: dict[str, Any], path: Path) -> ZoneInfo | None:
+    """The entry's ``timezone`` (an IANA name such as Asia/Shanghai), None for this host's local time."""
+    if "timezone" not in entry:
+        return None
+    name, line = entry["timezone"], line_of_key(entry, "timezone")
+    hint = "an IANA time zone name such as Asia/Shanghai or UTC; leave it out for this host's time"
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"timezone must be a time zone name, not {str(name)[:40]!r}", path=str(path), line=line,
+                          hint=hint)
+    try:
+        return ZoneInfo(name.strip())
+    except (ValueError, LookupError) as exc:   # unknown, or not a name at all ("../x", "+08:00")
+        raise ConfigError(f"unknown time zone {name[:40]!r}", path=str(path), line=line, hint=hint) from exc
+
+
 def load_schedule(path: Path) -> list[ScheduleEntry]:
     """The entries of a schedule file; a bad cron expression is a ConfigError naming its line."""
     out: list[ScheduleEntry] = []
@@ -194,10 +210,10 @@ def load_schedule(path: Path) -> list[ScheduleEntry]:
         raise ConfigError.several(problems, "schedule file")
     for entry, line in entries:
         cron = _text(entry, "cron", path, line)
-        timezone = entry.get("timezone")
+        timezone = _timezone(entry, path)
         try:
             trigger = CronTrigger.from_crontab(cron, timezone=timezone)
-        except (ValueError, LookupError) as exc:   # a bad field, or an unknown time zone
+        except ValueError as exc:   # a bad field
             raise ConfigError(f"bad cron expression {cron!r}: {exc}", path=str(path),
                               line=line_of_key(entry, "cron"),
                               hint='five fields: minute hour day month weekday, e.g. "0 8 * * *"') from exc

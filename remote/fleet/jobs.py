@@ -9,6 +9,7 @@ Everything here is plain data that pickles (Ray ships jobs to workers and result
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -99,6 +100,19 @@ class JobResult:
                 "seconds": round(self.seconds, 2), "model_calls": self.model_calls, "tokens": self.tokens,
                 "record": self.record, "answer": self.answer, "line": self.job.line, "attempts": self.job.attempt,
                 "retried_from": self.retried_from(), "earlier_attempts": self.earlier}
+
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")   # ANSI colours, control characters
+
+
+def one_line(text: str | None, limit: int = 300) -> str:
+    """An error as one clean line for a table: no colour codes, the first line only (a traceback's first line
+    says where it came from; its last what happened: callers pass what happened)."""
+    lines = [line.strip() for line in _CONTROL.sub("", text or "").splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = lines[0] + (" …" if len(lines) > 1 else "")
+    return first if len(first) <= limit else first[:limit - 1] + "…"
 
 
 def not_run(job: Job, why: str, *, exit_code: int = ExitCode.ENVIRONMENT) -> JobResult:

@@ -6,11 +6,19 @@ phone: the pool), and a room actor (``remote-room-<node id>``, pinned to that no
 that leases the host's phones to the tasks Ray places there (`remote.fleet.room`).
 
 Nothing here reaches the network by itself: usage statistics are off, and
-:func:`start_local` binds a one-host cluster to a loopback address.
+:func:`start_local` puts a one-host cluster's node on a loopback address (Ray's
+GCS, raylet and workers still listen on every interface: `remote.fleet.ray_auth`
+requires token authentication for that reason).
+
+A worker's Ray node dies with it (the ``ray start`` process gets SIGTERM when the
+worker dies, even by ``kill -9``). A node whose worker is gone anyway (its room is
+missing: an older worker, a node started by hand) still offers its phones; the
+next worker for those phones takes them over (`take_over`: that node is drained).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
 import os
@@ -20,13 +28,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from remote.errors import ConfigError, DeviceError
+from remote.errors import BadInput, ConfigError, DeviceError
+from remote.fleet import ray_auth
 from remote.fleet.jobs import Phone
 from remote.fleet.room import Room
 
@@ -35,8 +45,10 @@ logger = logging.getLogger(__name__)
 NAMESPACE = "remote"
 POOL = "phone"
 ROOM_PREFIX = "remote-room-"
+PR_SET_PDEATHSIG = 1
 LOOPBACK_NODE_IP = "127.0.0.2"   # Ray turns 127.0.0.1 into the host's outward address; 127.0.0.2 stays on lo
 NODE_WAIT_S = 60.0
+ROOM_GRACE_S = 20.0     # a node younger than this may still be opening its room
 
 
 def phone_resource(serial: str) -> str:
@@ -70,8 +82,9 @@ def _answers(address: str, timeout: float = 3.0) -> bool:
         return False
 
 
-def connect(address: str) -> None:
-    """Join the cluster at ``address`` as a driver (a no-op when this process already is one)."""
+def connect(address: str, *, allow_no_auth: bool = False) -> None:
+    """Join the cluster at ``address`` as a driver (a no-op when this process already is one); a cluster that
+    checks no token is refused unless ``allow_no_auth`` (`remote.fleet.ray_auth`)."""
     if ray.is_initialized():
         return
     if "://" not in address and not _answers(address):
@@ -79,6 +92,7 @@ def connect(address: str) -> None:
                           hint="start its head with `ray start --head --port 6379` (docs/fleet.md) and give "
                                "--address HOST:PORT")
     _quiet_env()
+    ray_auth.for_cluster(address, allow_no_auth)
     try:
         ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
                  configure_logging=False)
@@ -101,11 +115,14 @@ class LocalCluster:
         shutdown()
 
 
-def start_local(phones: list[Phone], *, num_cpus: int = 1, temp_dir: str | None = None) -> LocalCluster:
-    """A one-host Ray cluster in this process, on loopback, serving ``phones``."""
+def start_local(phones: list[Phone], *, num_cpus: int = 1, temp_dir: str | None = None,
+                allow_no_auth: bool = False) -> LocalCluster:
+    """A one-host Ray cluster in this process, its node on loopback, with token authentication, serving
+    ``phones``."""
     _quiet_env()
     if ray.is_initialized():
         raise ConfigError("a Ray cluster is already running in this process")
+    ray_auth.for_local_cluster(allow_no_auth)
     ray.init(num_cpus=num_cpus, resources=host_resources(phones), include_dashboard=False,
              _system_config={"num_workers_soft_limit": keep_workers(phones)},
                        namespace=NAMESPACE, _node_ip_address=LOOPBACK_NODE_IP, log_to_driver=False,
@@ -194,9 +211,30 @@ def start_node(address: str, phones: list[Phone], *, node_ip: str | None = None,
     if num_cpus is not None:
         args += ["--num-cpus", str(num_cpus)]
     # Its own process group, so stopping it reaches the raylet and its helpers too (`stop_node`);
-    # Ray's messages go to our stderr, leaving stdout to the command.
+    # Ray's messages go to our stderr, leaving stdout to the command. It dies with this process
+    # (`_die_with_parent`); its raylet and helpers die with it (`ray start --block` shares their fate).
     env = {**os.environ, "RAY_num_workers_soft_limit": str(keep_workers(phones)), "RAY_USAGE_STATS_ENABLED": "0"}
-    return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=2, start_new_session=True, env=env)
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=2, start_new_session=True, env=env,
+                            preexec_fn=_die_with_parent())
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """For ``preexec_fn``: the child gets SIGTERM when this process dies, however it dies (Linux's
+    PR_SET_PDEATHSIG); None where that does not exist (then a ``kill -9`` of the worker leaves its node)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:    # the parent died before that: nobody would send the signal
+            os.kill(os.getpid(), signal.SIGTERM)
+    return preexec
 
 
 def stop_node(node: subprocess.Popen[bytes], wait_s: float = 30.0) -> None:
@@ -229,3 +267,66 @@ def node_with(phones: list[Phone], process: subprocess.Popen[bytes] | None = Non
                               hint="see its messages above; check --address and that the head is running")
         time.sleep(0.25)
     raise DeviceError(f"no node with phones {', '.join(p.serial for p in phones)} joined within {wait_s:g} s")
+
+
+def room_answers(node_id: str, timeout: float = 10.0) -> bool:
+    """Does the room of node ``node_id`` exist? (A busy room that does not answer in time still counts.)"""
+    try:
+        room = ray.get_actor(ROOM_PREFIX + node_id, namespace=NAMESPACE)
+    except ValueError:   # no actor of that name: it died with the worker that owned it
+        return False
+    try:
+        ray.get(room.state.remote(), timeout=timeout)
+    except ray.exceptions.GetTimeoutError:
+        return True
+    except ray.exceptions.RayActorError:
+        return False
+    return True
+
+
+def _gcs_client() -> Any:
+    """This driver's client of the cluster's GCS (Ray's own; not public API: node start times and draining)."""
+    return ray._private.worker.global_worker.gcs_client  # type: ignore[attr-defined]
+
+
+def _node_facts() -> dict[str, tuple[float, bool]]:
+    """Seconds each node has been up, and whether it is the head (Ray's GCS client is the one place that
+    says; it is not public API)."""
+    try:
+        infos = _gcs_client().get_all_node_info(timeout=10)
+        now_ms = time.time() * 1000
+        return {node_id.hex(): ((now_ms - info.start_time_ms) / 1000, bool(info.is_head_node))
+                for node_id, info in infos.items()}
+    except (AttributeError, RuntimeError, ray.exceptions.RayError) as exc:
+        logger.info("node start times unknown (%s): waiting the whole grace period", exc)
+        return {}
+
+
+def take_over(serials: list[str], grace_s: float = ROOM_GRACE_S, wait_s: float = NODE_WAIT_S) -> list[str]:
+    """The phones among ``serials`` that a live worker offers. Those offered by a node whose worker is gone
+    (no room, ``grace_s`` after the node started) are taken over: that node is drained (Ray unregisters it
+    and stops its raylet), so its stale offers vanish."""
+    offering = [n for n in _nodes() if n.get("Alive") and any(phone_resource(s) in n.get("Resources", {})
+                                                              for s in serials)]
+    facts = _node_facts() if offering else {}
+    live: list[str] = []
+    for node in offering:
+        node_id, theirs = str(node["NodeID"]), [s for s in serials if phone_resource(s) in node["Resources"]]
+        age, head = facts.get(node_id, (0.0, False))
+        deadline = time.monotonic() + max(0.0, grace_s - age)
+        while not (alive := room_answers(node_id)) and time.monotonic() < deadline:
+            time.sleep(0.5)   # a worker that has just started its node opens its room within seconds
+        if alive:
+            live += theirs
+            continue
+        if head:   # draining the head would stop the cluster
+            raise BadInput(f"phone {theirs[0]} is offered by the cluster's head node, which has no room",
+                           hint="start the head without phone resources; phones join with `remote worker`")
+        logger.warning("phone(s) %s: offered by node %s whose worker is gone (it has no room): taking them over",
+                       ", ".join(theirs), node_id[:12])
+        _gcs_client().drain_nodes([bytes.fromhex(node_id)], timeout=10)
+    gone = [s for s in serials if s not in live]
+    deadline = time.monotonic() + wait_s
+    while any(advertised(s) for s in gone) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    return live

@@ -15,6 +15,7 @@ import logging
 import shutil
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import ray
-from ray.exceptions import RayError
+from ray.exceptions import RayError, RayTaskError
 
 from remote.errors import ExitCode
 from remote.fleet.execute import run_job
-from remote.fleet.jobs import Job, JobResult, RunSettings, not_run, retry_of, with_earlier
+from remote.fleet.jobs import Job, JobResult, RunSettings, not_run, one_line, retry_of, with_earlier
 from remote.fleet.ray_cluster import POOL, advertised, phone_resource, room_here
 
 logger = logging.getLogger(__name__)
@@ -34,6 +35,8 @@ logger = logging.getLogger(__name__)
 LEASE_TIMEOUT_S = 60.0       # a job for any phone waits this long on its host for a live phone
 WAIT_POLL_S = 0.5
 CANCEL_GRACE_S = 10.0        # after Ctrl-C, how long cancelled tasks get to write their records
+CHECK_EVERY_S = 5.0          # how often a batch checks that its cluster answers and still offers its phones
+CLUSTER_TIMEOUT_S = 10.0
 
 
 def pack(record: Path) -> bytes:
@@ -64,7 +67,12 @@ def unpack(data: bytes, runs_dir: Path) -> Path:
 @ray.remote(num_cpus=0, max_retries=0)
 def _remote_job(job: Job, settings: RunSettings) -> tuple[JobResult, bytes | None]:
     """Runs on the host Ray chose: lease a phone there, run, release, pack the record."""
-    room = room_here()
+    try:
+        room = room_here()
+    except ValueError:   # the host's worker died and its node lingers: worth one more placement elsewhere
+        refused = not_run(job, "the host Ray chose has no room: its `remote worker` is gone (restart it there)")
+        refused.phone_gone = True
+        return refused, None
     phone = ray.get(room.lease.remote(job.device if job.pinned else None, LEASE_TIMEOUT_S))
     if phone is None:   # every phone of this host went away: worth one more placement elsewhere
         refused = not_run(job, "no live phone on the host Ray chose")
@@ -79,6 +87,14 @@ def _remote_job(job: Job, settings: RunSettings) -> tuple[JobResult, bytes | Non
             ray.get(room.release.remote(phone.serial, result is not None and result.phone_gone))
         packed = pack(Path(result.record)) if result.record else None
     return result, packed
+
+
+def _what_happened(exc: RayError) -> str:
+    """One clean line: the exception a task raised (not Ray's traceback around it, nor its colours)."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(exc, RayTaskError) and isinstance(cause, BaseException):
+        return one_line(f"{type(cause).__name__}: {cause}")
+    return one_line(f"{type(exc).__name__}: {exc}")
 
 
 class RayFleet:
@@ -112,15 +128,42 @@ class RayFleet:
                 results.append(refused)
             else:
                 pending[self._submit(job)] = job
+        next_check = time.monotonic() + CHECK_EVERY_S
         try:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_POLL_S)
                 for ref in ready:
                     self._collect(ref, pending, earlier, results)
+                if pending and time.monotonic() >= next_check:
+                    results += self._lost(pending, earlier)
+                    next_check = time.monotonic() + CHECK_EVERY_S
         except KeyboardInterrupt:
             logger.warning("stopping: cancelling the tasks placed on the cluster")
             results += self._cancel(pending, earlier)
         return sorted(results, key=lambda r: r.job.index)
+
+    def _lost(self, pending: dict[Any, Job], earlier: dict[int, JobResult]) -> list[JobResult]:
+        """Jobs that can no longer run, taken out of ``pending``: all of them when the cluster stops answering
+        (Ray ends this process a minute after its head is gone: the rows must be written before), else those
+        whose phone no live worker offers any more (Ray would keep them waiting forever)."""
+        answer: list[dict[str, float]] = []
+        probe = threading.Thread(target=lambda: answer.append(dict(ray.cluster_resources())),  # type: ignore[no-untyped-call]
+                                 daemon=True, name="cluster-check")
+        probe.start()
+        probe.join(CLUSTER_TIMEOUT_S)
+        if not answer:
+            logger.warning("the Ray cluster stopped answering: the tasks not finished are given up")
+            lost = {ref: "the Ray cluster stopped answering (is its head still running?)" for ref in pending}
+        else:
+            lost = {ref: f"{refused.error} any more: it left during the batch" for ref, job in pending.items()
+                    if (refused := self._placeable(job)) is not None}
+        out = []
+        for ref, why in lost.items():
+            job = pending.pop(ref)
+            if answer:
+                ray.cancel(ref, force=True)
+            out.append(with_earlier(not_run(job, why), earlier.pop(job.index, None)))
+        return out
 
     def _collect(self, ref: Any, pending: dict[Any, Job], earlier: dict[int, JobResult],
                  results: list[JobResult]) -> None:
@@ -142,8 +185,7 @@ class RayFleet:
             result: JobResult
             result, packed = ray.get(ref)
         except RayError as exc:   # the worker died, or the task was cancelled
-            return not_run(job, f"the cluster lost the task: {type(exc).__name__}: {str(exc)[:3000]}",
-                           exit_code=ExitCode.FAILED)
+            return not_run(job, f"the cluster lost the task: {_what_happened(exc)}", exit_code=ExitCode.FAILED)
         if packed is not None and self.runs_dir is not None:
             result.record = str(unpack(packed, Path(self.runs_dir)))
         return result

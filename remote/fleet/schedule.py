@@ -28,17 +28,19 @@ from remote.fleet.files import ScheduleEntry
 logger = logging.getLogger(__name__)
 
 MAX_NAP_S = 60.0        # wake at least this often, so a changed wall clock is noticed
-MAX_LISTED = 100        # missed fire times listed per entry (the count is always exact up to MAX_COUNTED)
-MAX_COUNTED = 100_000
+MAX_LISTED = 100        # missed fire times listed per entry
+MAX_COUNTED = 1000      # and counted: each costs APScheduler ~12-40 µs, so 100,000 cost 1-3 s per entry at start
 TICK = timedelta(microseconds=1)
+MAX_STATE_BYTES = 10_000_000
 
 
 @dataclass(frozen=True)
 class Missed:
     entry: ScheduleEntry
     times: list[datetime]
-    count: int
+    count: int        # exact up to MAX_COUNTED; ``more`` says there were more than that
     why: str          # "while stopped" or "while busy"
+    more: bool = False
 
 
 Fire = Callable[[list[tuple[ScheduleEntry, datetime]]], None]
@@ -48,17 +50,22 @@ def local_now() -> datetime:
     return datetime.now().astimezone()
 
 
-def fire_times(entry: ScheduleEntry, after: datetime, until: datetime) -> tuple[list[datetime], int]:
-    """Fire times in ``(after, until]``: the first ``MAX_LISTED`` of them, and how many there are."""
+def fire_times(entry: ScheduleEntry, after: datetime, until: datetime) -> tuple[list[datetime], int, bool]:
+    """Fire times in ``(after, until]``: the first ``MAX_LISTED`` of them, how many (up to ``MAX_COUNTED``),
+    and whether there were more than that."""
     listed: list[datetime] = []
     count = 0
+    if after >= until:       # nothing between (and no ``after + TICK`` past year 9999)
+        return listed, count, False
     t = entry.trigger.get_next_fire_time(None, after + TICK)
-    while t is not None and t <= until and count < MAX_COUNTED:
+    while t is not None and t <= until:
+        if count == MAX_COUNTED:
+            return listed, count, True
         count += 1
         if len(listed) < MAX_LISTED:
             listed.append(t)
-        t = entry.trigger.get_next_fire_time(None, t + TICK)
-    return listed, count
+        t = entry.trigger.get_next_fire_time(None, t + TICK) if t < until else None
+    return listed, count, False
 
 
 class StateFile:
@@ -71,11 +78,17 @@ class StateFile:
         if self.path is None or not self.path.exists():
             return {}
         try:
+            if self.path.stat().st_size > MAX_STATE_BYTES:
+                raise ValueError(f"larger than {MAX_STATE_BYTES // 1000} kB")
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            return {k: datetime.fromisoformat(v) for k, v in data.get("watched_until", {}).items()}
+            watched = {str(k): datetime.fromisoformat(v) for k, v in data.get("watched_until", {}).items()}
         except (OSError, ValueError, AttributeError, TypeError) as exc:
             logger.warning("schedule state %s unreadable (%s): missed runs cannot be told this time", self.path, exc)
             return {}
+        naive = [k for k, t in watched.items() if t.tzinfo is None]
+        if naive:   # remote writes times with their offset; one without cannot be compared: not ours
+            logger.warning("schedule state %s: %d time(s) without a UTC offset ignored", self.path, len(naive))
+        return {k: t for k, t in watched.items() if t.tzinfo is not None}
 
     def save(self, watched: dict[str, datetime]) -> None:
         if self.path is None:
@@ -111,9 +124,13 @@ class Scheduler:
             since = watched.get(entry.key)
             if since is None:
                 continue
-            listed, count = fire_times(entry, since, now)
+            if since > now:
+                logger.warning("schedule state: %r was watched until %s, later than now (the clock went back, or "
+                               "the file was edited): its missed runs cannot be told", entry.key, since.isoformat())
+                continue
+            listed, count, more = fire_times(entry, since, now)
             if count:
-                out.append(Missed(entry, listed, count, "while stopped"))
+                out.append(Missed(entry, listed, count, "while stopped", more))
         for missed in out:
             self.on_missed(missed)
         return out
@@ -152,9 +169,9 @@ class Scheduler:
         self.fire([(self.entries[i], t) for i, t in due])
         after = self.now()
         for i, t in due:   # fire times that passed while the batch ran are reported, not queued up
-            listed, count = fire_times(self.entries[i], t, after)
+            listed, count, more = fire_times(self.entries[i], t, after)
             if count:
-                self.on_missed(Missed(self.entries[i], listed, count, "while busy"))
+                self.on_missed(Missed(self.entries[i], listed, count, "while busy", more))
         self._save(after)
         return {i: (self.entries[i].trigger.get_next_fire_time(None, after + TICK) if i in dict(due) else t)
                 for i, t in upcoming.items()}

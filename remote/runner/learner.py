@@ -21,6 +21,7 @@ from remote.apps import AppModule, ModuleRegistry
 from remote.apps.base import build_plan
 from remote.apps.learned import LearnedStore, LearnedTask
 from remote.core.locate.screen import Screen
+from remote.core.locate.snapping import screen_elements
 from remote.core.plan.actions import LaunchApp
 from remote.core.records import FailureReason, StepPlan, StepResult, StepStatus, TaskPlan, TaskResult
 from remote.errors import ModelError, RemoteError
@@ -90,7 +91,7 @@ class Learner:
             return None
         what = step.description or step.label
         try:
-            found = vision.find_element(screen.pil, what)
+            found = vision.find_element(screen.pil, what, elements=screen_elements(screen.tree()))
         except ModelError as exc:
             logger.info("heal of %s: the model did not answer (%s)", step.label, exc)
             return None

@@ -340,6 +340,20 @@ def target_forms(screen: Screen, point: tuple[int, int], locator: Locator, *, us
                  stable_ids: bool = False) -> list[str]:
     """Every ``target_ref`` form that finds, on this screen and without a model, the element under ``point``:
     the one the run used first (when it is such a form), then text, desc, role and label, editable."""
+    out: list[str] = []
+    for form in candidate_forms(screen, point, used=used, stable_ids=stable_ids):
+        found = locator.locate_with_fallback(form, ["tree"], screen)
+        element = found.element
+        if found.success and found.reliable and element is not None and _contains(element.bbox, point):
+            out.append(form)
+        if len(out) >= 3:
+            break
+    return out
+
+
+def candidate_forms(screen: Screen, point: tuple[int, int], *, used: str = "", stable_ids: bool = False) -> list[str]:
+    """The ``target_ref`` forms that may name the element under ``point``, best first (not yet tried on the
+    screen: `target_forms` keeps those that find it, the studio shows each with what it finds)."""
     tree = screen.tree()
     if tree is None:
         return []
@@ -366,32 +380,30 @@ def target_forms(screen: Screen, point: tuple[int, int], locator: Locator, *, us
         break
     if stable_ids and target.resource_id:
         forms.append(f"id:{target.resource_id}")
-    out: list[str] = []
-    for form in dict.fromkeys(forms):
-        found = locator.locate_with_fallback(form, ["tree"], screen)
-        element = found.element
-        if found.success and found.reliable and element is not None and _contains(element.bbox, point):
-            out.append(form)
-        if len(out) >= 3:
-            break
-    return out
+    return list(dict.fromkeys(forms))
 
 
 def _contains(box: tuple[int, int, int, int], point: tuple[int, int]) -> bool:
     return box[0] <= point[0] < box[2] and box[1] <= point[1] < box[3]
 
 
-def crop_at(screen: Screen, point: tuple[int, int]) -> Image.Image | None:
-    """A reference crop of the element under ``point`` (its tap target's box), when it is a sensible size."""
+def crop_at(screen: Screen, point: tuple[int, int], *, icon: bool = False) -> Image.Image | None:
+    """A reference crop of the element under ``point`` (its tap target's box), when it is a sensible size;
+    with ``icon``, when the target is larger (a list row), the smallest node under the point that is (its icon)."""
     tree = screen.tree()
     node = _node_at(tree, point) if tree is not None else None
     if node is None or tree is None:
         return None
     box = tree.clickable_target(node).bounds
-    w, h = screen.size
-    if not (8 <= box[2] - box[0] <= w * 0.6 and 8 <= box[3] - box[1] <= h * 0.3):
-        return None
-    return screen.pil.crop(box)
+    if _sensible(box, screen.size):
+        return screen.pil.crop(box)
+    inner = [n.bounds for n in tree.nodes if tree.on_screen(n) and _contains(n.bounds, point)
+             and _sensible(n.bounds, screen.size)] if icon else []
+    return screen.pil.crop(min(inner, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]))) if inner else None
+
+
+def _sensible(box: tuple[int, int, int, int], size: tuple[int, int]) -> bool:
+    return 8 <= box[2] - box[0] <= size[0] * 0.6 and 8 <= box[3] - box[1] <= size[1] * 0.3
 
 
 def anchors_of(screen: Screen, point: tuple[int, int], *, avoid: set[str], elsewhere: Set[str] = frozenset(),

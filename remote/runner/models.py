@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from remote.ai.agent_model import AgentModel
 from remote.ai.budget import BudgetedModel
+from remote.ai.families import Family, family_for
 from remote.ai.llm import LLMClient
 from remote.ai.planner import Planner
 from remote.ai.verifier import Verifier
@@ -18,7 +20,7 @@ from remote.ai.vision_agent import VisionAgent
 from remote.config import LLMConfig
 from remote.core.locate.assets import AssetsManager
 from remote.core.records import LocateStrategy, ModelUsage
-from remote.errors import ModelNotConfigured
+from remote.errors import ConfigError, ModelNotConfigured
 from remote.runner.protocols import Checks, PlannerLike, VisionTier
 
 
@@ -33,6 +35,9 @@ class Models:
     checks: Checks
     planner: PlannerLike | None = None
     vision: VisionTier | None = None
+    agent: AgentModel | None = None     # a phone-agent model that drives tasks in its own protocol
+    agent_always: bool = False          # ... every task (LLM_AGENT=always), not only those no template covers
+    no_planner: str = ""                # why there is no planner, when a model is configured
 
 
 class ModelSource(Protocol):
@@ -56,6 +61,12 @@ class LLMModels:
     def __init__(self, config: LLMConfig | None) -> None:
         self.config = config if config is not None and config.configured else None
         self._given = config or LLMConfig.none()
+        # The family is known (and a bad LLM_MODEL_FAMILY refused) before any run starts.
+        self.family: Family | None = family_for(self.config.model, self.config.family) if self.config else None
+        if self.config is not None and self.config.agent == "always" and self.family and self.family.agent is None:
+            raise ConfigError(f"LLM_AGENT=always, but {self.config.model!r} (family {self.family.name}) has no "
+                              "phone-agent protocol",
+                              hint="use AutoGLM-Phone, UI-TARS or a Qwen VL model, or LLM_AGENT=auto")
 
     @property
     def configured(self) -> bool:
@@ -77,9 +88,20 @@ class LLMModels:
             return Models(checks=Verifier(None, usage=usage))
         client = BudgetedModel(LLMClient(self.config, usage), max_calls=budget.max_model_calls,
                                max_tokens=budget.max_tokens)
+        family = self.family or family_for(self.config.model)
         vision = VisionAgent(self.config, client=client, assets=assets) if self.config.supports_vision else None
+        agent_mode = self.config.agent
+        drives = family.agent is not None and self.config.supports_vision and agent_mode != "off" and (
+            agent_mode == "always" or family.agent.drives_alone)
+        agent = AgentModel(self.config, client=client, family=family) if drives else None
+        if not family.json_prompts:   # it cannot answer our plan and check prompts: free checks, no planner
+            why = (f"model {self.config.model!r} (family {family.name}) cannot write plans"
+                   + ("; LLM_AGENT=off keeps it from driving the task itself" if family.agent else ""))
+            return Models(checks=Verifier(None, usage=usage), vision=vision, agent=agent,
+                          agent_always=agent_mode == "always", no_planner=why)
         return Models(checks=Verifier(self.config, client=client, usage=usage),
-                      planner=Planner(self.config, client=client, assets=assets), vision=vision)
+                      planner=Planner(self.config, client=client, assets=assets), vision=vision, agent=agent,
+                      agent_always=agent_mode == "always")
 
     def scrub(self, text: str) -> str:
         key = self.config.api_key if self.config is not None else ""

@@ -3,6 +3,11 @@
 A decision is where a step's target was found (tier, box, success) and what the
 before/after comparison concluded. Replay uses no device and no model: steps the
 vision model located are reported as not replayable offline, not as changes.
+
+run.json is not trusted (a record may come from another host, or be edited): it is
+read within a size cap, every field replay uses is checked once (a wrong type is a
+`BadInput` naming the field), and only files inside the record's folder are opened,
+as `report` does (no absolute paths, no ``..``, no symlinks leading out).
 """
 
 from __future__ import annotations
@@ -13,15 +18,19 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
+from remote.core.imagefile import open_image
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
-from remote.core.record.report import load_record
+from remote.core.locate.ui_tree import UITreeError
+from remote.core.record.report import MAX_DUMP_BYTES, inside, load_record
+from remote.errors import BadInput
 from remote.runner.looking import again as look_again
 
 if TYPE_CHECKING:
     from remote.apps import ModuleRegistry
 
 CENTER_TOLERANCE_PX = 4
+ARTIFACTS = ("before", "after", "before_xml", "after_xml")
 
 
 @dataclass
@@ -34,35 +43,126 @@ class Decision:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class _Step:
+    """What replay reads of one step of run.json, checked once."""
+
+    n: int
+    target: str | None               # the target the step located: of its alternatives, the one that matched
+    expected: str | None             # the step's success condition
+    located: dict[str, Any] | None   # success, method_used, bbox of the recorded locate result
+    verified: dict[str, str]         # method, outcome of the recorded check after the step
+    files: dict[str, str]            # before, after, before_xml, after_xml: names inside the record folder
+    plan: dict[str, Any]             # the step as it ran (an extract's params, targets)
+    looks: tuple[dict[str, Any], ...] = ()   # a flow step's looks: kind, target, seen, value, image, xml
+
+
+class _Fields:
+    """Typed reads of run.json's fields; a wrong type is a BadInput naming the file and the field."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def bad(self, where: str, want: str, value: Any) -> BadInput:
+        return BadInput(f"{self.path}: {where} must be {want}, not {type(value).__name__} {str(value)[:40]!r}",
+                        hint="the record is damaged or was edited; replay a record as `remote run` wrote it")
+
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.bad(where, "an object", value)
+        return value
+
+    def text(self, value: Any, where: str) -> str | None:
+        if value is None or isinstance(value, str):
+            return value or None
+        raise self.bad(where, "text", value)
+
+    def number(self, value: Any, where: str, default: int = 0) -> int:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.bad(where, "a number", value)
+        return int(value)
+
+    def flag(self, value: Any, where: str) -> bool:
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        raise self.bad(where, "true or false", value)
+
+    def box(self, value: Any, where: str) -> list[int] | None:
+        if value is None:
+            return None
+        if not isinstance(value, list) or len(value) != 4:
+            raise self.bad(where, "a box of four numbers", value)
+        return [self.number(v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+    def step(self, raw: Any, where: str) -> _Step:
+        sr = self.obj(raw, where)
+        plan = self.obj(sr.get("step"), f"{where}.step")
+        arts = self.obj(sr.get("artifacts"), f"{where}.artifacts")
+        files = {k: name for k in ARTIFACTS if (name := self.text(arts.get(k), f"{where}.artifacts.{k}"))}
+        target = self.text(plan.get("target_ref"), f"{where}.step.target_ref")
+        loc = self.obj(sr.get("locate_result"), f"{where}.locate_result")
+        located = None
+        if loc:
+            element = self.obj(loc.get("element"), f"{where}.locate_result.element")
+            located = {"success": self.flag(loc.get("success"), f"{where}.locate_result.success"),
+                       "method_used": self.text(loc.get("method_used"), f"{where}.locate_result.method_used") or "",
+                       "bbox": self.box(element.get("bbox"), f"{where}.locate_result.element.bbox")}
+            target = target and (self.text(loc.get("matched_ref"), f"{where}.locate_result.matched_ref") or target)
+        verdict = self.obj(sr.get("verify_result"), f"{where}.verify_result")
+        verified = {k: self.text(verdict.get(k), f"{where}.verify_result.{k}") or "" for k in ("method", "outcome")}
+        return _Step(self.number(plan.get("step"), f"{where}.step.step"), target,
+                     self.text(plan.get("success_condition"), f"{where}.step.success_condition"), located, verified,
+                     files, plan, self.looks(sr.get("looks"), f"{where}.looks"))
+
+    def looks(self, value: Any, where: str) -> tuple[dict[str, Any], ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.bad(where, "a list", value)
+        out = []
+        for i, raw in enumerate(value):
+            look = self.obj(raw, f"{where}[{i}]")
+            out.append({**{k: self.text(look.get(k), f"{where}[{i}].{k}") for k in ("kind", "target", "image", "xml")},
+                        "seen": None if look.get("seen") is None else self.flag(look.get("seen"), f"{where}[{i}].seen"),
+                        "value": look.get("value")})
+        return tuple(out)
+
+
 def _image(run_dir: Path, name: str | None) -> Image.Image | None:
-    if not name or not (run_dir / name).is_file():
-        return None
-    with Image.open(run_dir / name) as img:
-        return img.convert("RGB")
+    path = inside(run_dir, name)
+    return open_image(path, "recorded screenshot") if path is not None else None
 
 
 def _xml(run_dir: Path, name: str | None) -> str | None:
-    return (run_dir / name).read_text(encoding="utf-8") if name and (run_dir / name).is_file() else None
+    path = inside(run_dir, name)
+    if path is None:
+        return None
+    if path.stat().st_size > MAX_DUMP_BYTES:
+        raise BadInput(f"{path} is larger than a UI dump ({MAX_DUMP_BYTES // 1_000_000} MB)")
+    return path.read_text(encoding="utf-8", errors="replace")
 
 
 def _center(bbox: Any) -> tuple[int, int] | None:
     return ((bbox[0] + bbox[2]) // 2, (bbox[1] + bbox[3]) // 2) if bbox else None
 
 
-def _locate_decision(n: int, step: dict[str, Any], recorded: dict[str, Any], screen: Screen,
-                     locator: HybridLocator) -> Decision:
-    target = recorded.get("matched_ref") or step["target_ref"]   # of a step's alternatives, the one that matched
-    rec_ok, rec_tier = recorded.get("success", False), recorded.get("method_used", "")
-    rec_box = (recorded.get("element") or {}).get("bbox")
+def _locate_decision(step: _Step, screen: Screen, locator: HybridLocator) -> Decision:
+    recorded = step.located or {}
+    rec_ok, rec_tier, rec_box = recorded.get("success", False), recorded.get("method_used", ""), recorded.get("bbox")
     if "vision" in rec_tier:
-        return Decision(n, "locate", f"{rec_tier} {rec_box}", "-", False, "located by the model: not replayable offline")
-    res = locator.locate(target, screen)
+        return Decision(step.n, "locate", f"{rec_tier} {rec_box}", "-", False,
+                        "located by the model: not replayable offline")
+    res = locator.locate(step.target or "", screen)
     box = list(res.element.bbox) if res.element else None
     here, there = _center(box), _center(rec_box)
     same = res.success == rec_ok and (not res.success or (
         res.method_used.split("+")[0] == rec_tier.split("+")[0] and here is not None and there is not None
         and max(abs(a - b) for a, b in zip(here, there, strict=True)) <= CENTER_TOLERANCE_PX))
-    return Decision(n, "locate", _said(rec_ok, rec_tier, rec_box), _said(res.success, res.method_used, box),
+    return Decision(step.n, "locate", _said(rec_ok, rec_tier, rec_box), _said(res.success, res.method_used, box),
                     not same)
 
 
@@ -70,21 +170,19 @@ def _said(found: bool, tier: str, box: Any) -> str:
     return f"{'found' if found else 'not found'} {tier} {box or ''}".strip()
 
 
-def _looks(run_dir: Path, n: int, sr: dict[str, Any], locator: HybridLocator) -> list[Decision]:
+def _looks(run_dir: Path, step: _Step, locator: HybridLocator) -> list[Decision]:
     """A flow step's looks (its when, waits, scrolls, reads), decided again on the screens they were made on."""
     out = []
-    for look in sr.get("looks") or []:
-        if not isinstance(look, dict):
-            continue
-        what = f"{look.get('kind')} {look.get('target')}"
-        image = _image(run_dir, look.get("image"))
+    for look in step.looks:
+        what = f"{look['kind']} {look['target']}"
+        image = _image(run_dir, look["image"])
         if image is None:
-            if look.get("kind") in ("app", "version"):
-                out.append(Decision(n, "look", f"{what}: {look.get('seen')}", "-", False,
+            if look["kind"] in ("app", "version"):
+                out.append(Decision(step.n, "look", f"{what}: {look['seen']}", "-", False,
                                     "decided by the phone (the app in front, its version): not replayable offline"))
             continue
-        recorded, replayed = look_again(look, sr.get("step") or {}, Screen(image, _xml(run_dir, look.get("xml"))), locator)
-        out.append(Decision(n, "look", f"{what}: {recorded}", f"{what}: {replayed}", recorded != replayed))
+        recorded, replayed = look_again(look, step.plan, Screen(image, _xml(run_dir, look["xml"])), locator)
+        out.append(Decision(step.n, "look", f"{what}: {recorded}", f"{what}: {replayed}", recorded != replayed))
     return out
 
 
@@ -98,24 +196,34 @@ def replay_run(run_dir: str | Path, *, verifier: Any = None,
 
     run_dir = Path(run_dir)
     data = load_record(run_dir)
-    locator = module_locator(registry or ModuleRegistry(), data.get("module"))
+    fields = _Fields(run_dir / "run.json")
+    steps = data.get("steps")
+    if steps is not None and not isinstance(steps, list):
+        raise fields.bad("steps", "a list", steps)
+    checked = [fields.step(sr, f"steps[{i}]") for i, sr in enumerate(steps or [])]
+    locator = module_locator(registry or ModuleRegistry(), fields.text(data.get("module"), "module"))
     verifier = verifier or Verifier(None)
     out: list[Decision] = []
-    for sr in data.get("steps") or []:
-        step, arts = sr.get("step") or {}, sr.get("artifacts") or {}
-        n = step.get("step", 0)
-        before = _image(run_dir, arts.get("before"))
-        recorded = sr.get("locate_result")
-        if step.get("target_ref") and recorded and before is not None:
-            screen = Screen(before, _xml(run_dir, arts.get("before_xml")))
-            out.append(_locate_decision(n, step, recorded, screen, locator))
-        out += _looks(run_dir, n, sr, locator)
-        after = _image(run_dir, arts.get("after"))
-        verdict = sr.get("verify_result") or {}
-        if before is not None and after is not None and verdict.get("method") in ("pixel", "tree"):
-            again = verifier.classify(before, after, hierarchy_before=_xml(run_dir, arts.get("before_xml")),
-                                      hierarchy_after=_xml(run_dir, arts.get("after_xml")),
-                                      expected=step.get("success_condition"))
-            rec = verdict.get("outcome", "")
-            out.append(Decision(n, "verify", rec, again.outcome.value, again.outcome.value != rec))
+    for step in checked:
+        try:
+            out += _decisions(run_dir, step, locator, verifier)
+        except UITreeError as exc:   # a dump of the record that is not one
+            raise BadInput(f"step {step.n} of {run_dir}: {exc.message}", hint=exc.hint) from exc
+    return out
+
+
+def _decisions(run_dir: Path, step: _Step, locator: HybridLocator, verifier: Any) -> list[Decision]:
+    out = []
+    before = _image(run_dir, step.files.get("before"))
+    if step.target and step.located is not None and before is not None:
+        screen = Screen(before, _xml(run_dir, step.files.get("before_xml")))
+        out.append(_locate_decision(step, screen, locator))
+    out += _looks(run_dir, step, locator)
+    after = _image(run_dir, step.files.get("after"))
+    if before is not None and after is not None and step.verified["method"] in ("pixel", "tree"):
+        again = verifier.classify(before, after, hierarchy_before=_xml(run_dir, step.files.get("before_xml")),
+                                  hierarchy_after=_xml(run_dir, step.files.get("after_xml")),
+                                  expected=step.expected)
+        rec = step.verified["outcome"]
+        out.append(Decision(step.n, "verify", rec, again.outcome.value, again.outcome.value != rec))
     return out

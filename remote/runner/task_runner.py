@@ -52,6 +52,7 @@ from remote.errors import (
     RemoteError,
     TaskError,
 )
+from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
 from remote.runner.flow import Flow, Hooks
@@ -121,7 +122,9 @@ class TaskRunner:
         self._meta: dict[str, Any] = {}   # the record's extra facts of the run in progress
 
     # ------------------------------------------------------------------ public
-    def run(self, task: str) -> TaskResult:
+    def run(self, task: str, plan: TaskPlan | None = None) -> TaskResult:
+        """Route, plan and run ``task``; given a ``plan`` (the studio's steps), run that plan in its module
+        instead of routing and planning, with the same gates, limits, final check and record."""
         self.clock.restart()
         usage = ModelUsage()
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
@@ -131,7 +134,7 @@ class TaskRunner:
         self.signals.install()
         try:
             self._snapshot(recorder, result, meta)   # run.json exists (status running) before the phone is touched
-            self._run(task, result, usage, meta, recorder)
+            self._run(task, result, usage, meta, recorder, plan)
         except (Interrupted, KeyboardInterrupt):
             self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self.signals.reason)
         except BaseException as exc:
@@ -151,14 +154,14 @@ class TaskRunner:
 
     # ------------------------------------------------------------------ set-up
     def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
-             recorder: RunRecorder | None) -> None:
-        module, score = (self.registry.get(self.options.module), 1.0) if self.options.module \
-            else self.registry.route(task)
+             recorder: RunRecorder | None, given: TaskPlan | None = None) -> None:
+        name = given.module if given is not None else self.options.module
+        module, score = (self.registry.get(name), 1.0) if name else self.registry.route(task)
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
         for problem in self.registry.load_warnings:
             self.listener.on_note(str(problem))
-        learned = None if self.options.dry_run else self.learner.match(task, self.registry, module)
+        learned = None if self.options.dry_run or given else self.learner.match(task, self.registry, module)
         if learned is not None and (not self.options.module or learned[0].name == self.options.module):
             module = learned[0]
         else:
@@ -171,7 +174,11 @@ class TaskRunner:
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
-        plan = self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps)
+        if models.agent is not None and learned is None and given is None and not self.options.dry_run:
+            template = self.registry.handler(module).plan(task)   # runner/agent_loop.py
+            if template is None or models.agent_always:
+                return self._drive(task, template, models, steps, FinalChecker(tools), result, recorder)
+        plan = given or (self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps))
         result.plan = plan
         self.listener.on_plan(plan)
         try:
@@ -205,8 +212,8 @@ class TaskRunner:
                 raise ModelNotConfigured(f"no task template of module {module.name!r} fits {task!r}"
                                          + (f"; {near}" if near else ".") + f" No model can plan it: {missing.message}",
                                          hint=f"{missing.hint}; or see `python -m remote modules` for the templates")
-            raise ConfigError("planning needs a model but --strategy opencv_only forbids model calls"
-                              + (f"; {near}" if near else ""))
+            raise ConfigError((models.no_planner or "planning needs a model but --strategy opencv_only forbids "
+                               "model calls") + (f"; {near}" if near else ""))
         if near:   # the model plans it; the person still hears which template was meant, nothing is routed to it
             self.listener.on_note(f"no template fits; {near}")
         screen = steps.capture()
@@ -271,6 +278,8 @@ class TaskRunner:
                 continue
             if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(checker, failures, current, result):
                 return
+            if models.agent is not None and not sr.abort:   # the phone agent takes over where the plan failed
+                return self._drive(task, None, models, steps, checker, result, recorder)
             if sr.abort or models.planner is None or replans >= self.limits.max_replans:
                 stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
                 learned = " (a learned task; with a model configured it is healed or handed over to the planner)" \
@@ -302,6 +311,12 @@ class TaskRunner:
         hooks = Hooks.of(result, lambda sr: self._record(sr, recorder, result), self.listener, self._check_limits)
         return Flow(steps, self.registry, checker, Scope.for_plan(plan, env=dict(self.options.env),
                                                                   package=module.package), hooks)
+
+    def _drive(self, task: str, template: TaskPlan | None, models: Models, steps: StepRunner, checker: FinalChecker,
+               result: TaskResult, recorder: RunRecorder | None) -> None:
+        assert models.agent is not None
+        run = AgentRun(steps, checker, self.listener, self.limits.max_steps, recorder)
+        AgentLoop(models.agent, run).run(task, template, result, result.model_usage)
 
     def _failure_screen(self, checker: FinalChecker, failures: Any, screen: Screen, result: TaskResult) -> bool:
         found = checker.failure_screen(failures, screen)

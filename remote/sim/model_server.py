@@ -17,11 +17,27 @@ empty queue falls back to the ``*`` queue, then to the standing rules
 each matching on purpose and/or a substring of the prompt, answering ``times``
 times or forever, with a delay, an HTTP status or a body dripped at N bytes/s.
 With nothing that fits, the answer is HTTP 404 naming the purpose. Every request
-is recorded in ``server.requests`` (the newest ``keep_requests`` when set).
+is recorded in ``server.requests`` (the newest ``keep_requests`` when set, and at
+most ``keep_bytes`` of request bodies).
+
+With ``family=`` (``remote model-sim --family NAME``) the server answers in that
+model family's dialect (:mod:`remote.sim.dialects`): a *neutral* reply such as
+``{"box": [804, 78, 936, 210]}`` (phone pixels of a ``screen``-sized phone) or
+``{"action": "tap", "box": [...]}`` is written the way the family writes it, in the
+frame its server made of the image received. A reply may also be a function of the
+:class:`RecordedRequest` (a scripted model that looks at the phone).
+
+Bounded, since it checks no key: a request body over ``MAX_BODY`` is refused (413)
+before it is read; at most ``MAX_CONNECTIONS`` connections (`remote.sim.bounded_http`) are served at once (the
+next one gets 503 and is closed); a connection silent for ``IDLE_TIMEOUT_S`` seconds
+is closed (a stalled client frees its thread).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import json
 import re
 import socket
@@ -30,11 +46,17 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from PIL import Image, UnidentifiedImageError
+
+from remote.sim.bounded_http import BoundedHTTPServer
+from remote.sim.dialects import DIALECTS, is_neutral, render, seen_frame
+
 _PURPOSE_LINE = re.compile(r"^\s*purpose:\s*(\w+)", re.MULTILINE)
-MAX_BODY = 64 * 1024 * 1024   # a request with a few full-size screenshots is well under this
+MAX_BODY = 16 * 1024 * 1024   # remote sends screenshots as JPEG: a request with a few is 1-3 MB
+IDLE_TIMEOUT_S = 30.0         # per read or write of a connection (not the scripted delays)
 
 
 @dataclass(frozen=True)
@@ -104,6 +126,7 @@ class RecordedRequest:
     body: dict[str, Any]
     headers: dict[str, str]
     path: str
+    size: int = 0               # bytes of the body as received
     at: float = field(default_factory=time.monotonic)
     answer: str = ""            # what was sent back, in a few words ("rule s.yaml:3", "404: nothing scripted")
 
@@ -128,6 +151,18 @@ class RecordedRequest:
         return [p["image_url"]["url"] for m in self.messages if isinstance(m.get("content"), list)
                 for p in m["content"] if p.get("type") == "image_url"]
 
+    def image_sizes(self) -> list[tuple[int, int]]:
+        """The sizes of the images sent (data URLs), in order; an unreadable one is left out."""
+        sizes = []
+        for url in self.image_urls:
+            try:
+                data = base64.b64decode(url.split(",", 1)[1], validate=False)
+                with Image.open(io.BytesIO(data)) as img:
+                    sizes.append(img.size)
+            except (IndexError, ValueError, binascii.Error, UnidentifiedImageError, OSError):
+                continue
+        return sizes
+
 
 def _purpose_of(body: dict[str, Any], headers: dict[str, str]) -> str:
     purpose = headers.get("x-remote-purpose")
@@ -149,18 +184,26 @@ class ModelServer:
     """See the module docstring. ``url`` ends in ``/v1``; ``stop()`` ends slow replies early."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, model: str = "test-vl",
-                 keep_requests: int | None = None,
-                 on_request: Callable[[RecordedRequest], None] | None = None) -> None:
+                 keep_requests: int | None = None, keep_bytes: int | None = None,
+                 idle_timeout: float = IDLE_TIMEOUT_S,
+                 on_request: Callable[[RecordedRequest], None] | None = None,
+                 family: str | None = None, screen: tuple[int, int] = (1080, 2400)) -> None:
+        if family is not None and family not in DIALECTS:
+            raise ValueError(f"no dialect {family!r}; known: {', '.join(DIALECTS)}")
         self.model = model
+        self.family = family
+        self.screen = screen
+        self.idle_timeout = idle_timeout
         self.requests: list[RecordedRequest] = []
         self.keep_requests = keep_requests
+        self.keep_bytes = keep_bytes
+        self._kept_bytes = 0
         self.on_request = on_request      # called after each answer (the model-sim command prints it)
         self._queues: dict[str, deque[Any]] = defaultdict(deque)
         self._rules: list[list[Any]] = []   # [rule, answers left or None]
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
-        self._httpd.daemon_threads = True
+        self._httpd = BoundedHTTPServer((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property
@@ -226,17 +269,21 @@ class ModelServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
-            if self.keep_requests is not None and len(self.requests) > self.keep_requests:
-                del self.requests[:len(self.requests) - self.keep_requests]
+            self._kept_bytes += request.size
+            while self.requests and (
+                    (self.keep_requests is not None and len(self.requests) > self.keep_requests)
+                    or (self.keep_bytes is not None and self._kept_bytes > self.keep_bytes)):
+                self._kept_bytes -= self.requests.pop(0).size
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        return type("Handler", (_Handler,), {"owner": self})
+        return type("Handler", (_Handler,), {"owner": self, "timeout": self.idle_timeout})
 
 
 class _Handler(BaseHTTPRequestHandler):
     """One request of a :class:`ModelServer` (``owner``): recorded, then answered as scripted."""
 
     protocol_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT_S   # socket timeout of each read and write: a stalled client is let go
     owner: ModelServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
@@ -251,7 +298,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._json(413, {"error": {"message": f"request body must be 0-{MAX_BODY} bytes"}})
             return
-        raw = self.rfile.read(length) if length else b""
+        try:
+            raw = self.rfile.read(length) if length else b""
+        except OSError:   # silent past IDLE_TIMEOUT_S, or gone: nothing to answer
+            self.close_connection = True
+            return
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
@@ -260,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "request body is not a JSON object"}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        request = RecordedRequest(_purpose_of(body, headers), body, headers, self.path)
+        request = RecordedRequest(_purpose_of(body, headers), body, headers, self.path, len(raw))
         self.owner._record(request)
         request.answer = self._route(request)
         if self.owner.on_request is not None:
@@ -276,16 +327,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no scripted reply for purpose {request.purpose!r}"}})
             return "404: nothing scripted fits"
         if isinstance(reply, Rule):
-            return self._rule(reply, request.body)
-        self._answer(reply, request.body)
+            return self._rule(reply, request)
+        self._answer(reply, request)
         return f"fault {reply.kind}" if isinstance(reply, Fault) else "scripted reply"
 
-    def _rule(self, rule: Rule, body: dict[str, Any]) -> str:
+    def _rule(self, rule: Rule, request: RecordedRequest) -> str:
         where = f"rule {rule.where}" if rule.where else "rule"
         if rule.delay and self.owner._stopping.wait(rule.delay):
             return f"{where}: stopped while waiting"
         if rule.status == 200:
-            self._completion(rule.reply, body, rule.drip)
+            self._completion(rule.reply, request, rule.drip)
             return f"{where}: 200"
         headers = {"Retry-After": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
         error = rule.reply if isinstance(rule.reply, dict) else \
@@ -293,9 +344,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(rule.status, error, headers, rule.drip)
         return f"{where}: HTTP {rule.status}"
 
-    def _answer(self, reply: Any, body: dict[str, Any]) -> None:
+    def _answer(self, reply: Any, request: RecordedRequest) -> None:
         if not isinstance(reply, Fault):
-            self._completion(reply, body)
+            self._completion(reply, request)
         elif reply.kind == "drop":
             self.close_connection = True
             try:
@@ -304,7 +355,7 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
         elif reply.kind == "slow":
             if not self.owner._stopping.wait(reply.delay):
-                self._answer(reply.reply, body)
+                self._answer(reply.reply, request)
         elif reply.kind == "bad_body":
             self._send(200, b"<html>upstream error</html>", "text/html")
         else:
@@ -314,7 +365,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(reply.status, {"error": {"message": f"scripted HTTP {reply.status}",
                                                 "type": "scripted"}}, headers)
 
-    def _completion(self, reply: Any, body: dict[str, Any], drip: int | None = None) -> None:
+    def _completion(self, reply: Any, request: RecordedRequest, drip: int | None = None) -> None:
+        body = request.body
+        if callable(reply):
+            reply = reply(request)
+        family = self.owner.family
+        if family is not None and is_neutral(reply):
+            dialect = DIALECTS[family]
+            sizes = request.image_sizes()
+            size = sizes[-1] if sizes else self.owner.screen
+            frame = seen_frame(dialect, size, bool(body.get("vl_high_resolution_images")))
+            reply = render(dialect, reply, self.owner.screen, frame)
         content = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
         prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
         self._json(200, {

@@ -47,9 +47,11 @@ from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate, make_element
 from remote.core.locate.protocols import VisionTier
 from remote.core.locate.screen import Screen
+from remote.core.locate.snapping import screen_elements, text_elements
 from remote.core.locate.target_ref import VISUAL, default_tiers, fixed_box, parse_target
-from remote.core.locate.ui_tree import UITree
+from remote.core.locate.ui_tree import UITree, parse_hierarchy
 from remote.core.records import LocateFailure, LocateResult, LocateStrategy, UIElement
+from remote.errors import RemoteError
 
 __all__ = ["HybridLocator", "LocateStrategy", "parse_target"]
 
@@ -275,12 +277,15 @@ class HybridLocator:
                          seen: list[UIElement]) -> tuple[list[UIElement], str]:
         if self.vision is None:
             return [], "no vision model configured"
+        elements = screen_elements(self._tree_for_vision(screen))
+        if not elements and not screen.secure and ocr.available():   # no tree to snap to: OCR's lines instead
+            elements = text_elements(screen.text_boxes())
         if kind == "ref":
             if not refs:
                 return [], f"no reference image for {value!r}"
-            res = self.vision.find_element_by_image(refs[0][0], screen.pil, candidates=list(seen))
+            res = self.vision.find_element_by_image(refs[0][0], screen.pil, candidates=list(seen), elements=elements)
         else:
-            res = self.vision.find_element(screen.pil, value, candidates=list(seen))
+            res = self.vision.find_element(screen.pil, value, candidates=list(seen), elements=elements)
         if not res.success or res.element is None:
             return [], res.error or "the vision model did not find it"
         el = res.element
@@ -293,6 +298,18 @@ class HybridLocator:
             crop = screen.pil.crop(el.bbox)
             out.metadata["learned"] = str(self.assets.add_learned(name, crop, screen.size))
         return [out], ""
+
+    def _tree_for_vision(self, screen: Screen) -> UITree | None:
+        """The screen's UI tree, for snapping a model's answer to a real element: the one taken with the
+        screenshot, else a dump taken now (a vision call costs far more; the screen has not moved since)."""
+        tree = screen.tree()
+        if tree is not None or screen.tree_taken or self.device is None:
+            return tree
+        try:
+            return parse_hierarchy(self.device.dump_hierarchy(), screen.size)
+        except (RemoteError, ValueError) as exc:
+            logger.info("no UI tree to snap the vision answer to: %s", exc)
+            return None
 
     def _visual_chain(self, refs: list[Any], tiers: Sequence[str], screen: Screen, etype: str,
                       tried: list[str]) -> LocateResult:

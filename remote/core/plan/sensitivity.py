@@ -74,8 +74,14 @@ def found_reason(step: StepPlan, label: str | None, words: tuple[str, ...] = ())
     no label at all), or ""."""
     if step.source not in MODEL_SOURCES or not any(t.startswith("dynamic:") for t in step.targets):
         return ""
+    return label_reason(step.action.value, label, words)
+
+
+def label_reason(action: str, label: str | None, words: tuple[str, ...] = ()) -> str:
+    """Why a ``action`` on an element a model chose, labelled ``label``, needs a yes (no label at all, or a
+    sensitive word in it), or ""."""
     if not label or not label.strip():
-        return f"a {step.action.value} on an element with no label, chosen by the model"
+        return f"a {action} on an element with no label, chosen by the model"
     haystack = normalize(label)
     for word in (*words, *BUILTIN_WORDS):
         if word and normalize(word) in haystack:

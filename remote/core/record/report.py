@@ -39,6 +39,7 @@ __all__ = ["annotate", "inside", "load_record", "render_report", "write_report"]
 
 MAX_DUMP_BYTES = 8_000_000      # a uiautomator dump of a real screen is 10-200 kB
 MAX_RAW_CHARS = 2_000_000       # the folded run.json; a longer one is cut (the file itself is beside the report)
+MAX_RECORD_BYTES = 20_000_000   # run.json of a 100-step run is well under 1 MB; parsing 200 MB takes 1 GB and minutes
 
 
 def inside(run_dir: Path, name: Any) -> Path | None:
@@ -320,9 +321,17 @@ def write_report(run_dir: str | Path) -> Path:
 
 
 def load_record(run_dir: str | Path) -> dict[str, Any]:
-    """run.json of a record folder; BadInput when it is missing, not JSON, or not a record."""
+    """run.json of a record folder; BadInput when it is missing, not JSON, not a record, larger than
+    ``MAX_RECORD_BYTES`` (refused before it is read), or a link to a file outside the folder."""
     path = Path(run_dir) / "run.json"
     try:
+        if path.is_symlink() and inside(Path(run_dir), "run.json") is None:
+            raise BadInput(f"{path} links to a file outside its record folder: not read")
+        if path.exists() and not path.is_file():
+            raise BadInput(f"{path} is not a regular file: not read")
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            raise BadInput(f"{path} is {path.stat().st_size // 1_000_000} MB: larger than a run record "
+                           f"({MAX_RECORD_BYTES // 1_000_000} MB at most); not read")
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise BadInput(f"{path} not found: is {run_dir} a run record folder?") from exc

@@ -40,7 +40,7 @@ def _wlan(phone: Phone) -> str:
 
 
 def _on_off(key: str) -> Callable[[Phone], str]:
-    return lambda phone: "已开启" if phone.settings[key] else "已关闭"
+    return lambda phone: "已开启" if phone.settings.get(key) else "已关闭"
 
 
 def _volume(phone: Phone) -> str:
@@ -85,15 +85,17 @@ MIUI: dict[str, tuple[str, list[Row]]] = {
     "bluetooth": ("蓝牙", [Row("蓝牙", key="bluetooth"), Row("设备名称", "SimPhone")]),
 }
 COMMON: dict[str, tuple[str, list[Row]]] = {
-    "display": ("显示", [Row("亮度", "自适应"), Row("深色主题", "关闭"), Row("字体大小", "默认")]),
+    "display": ("显示", [Row("亮度", "自适应"), Row("深色主题", _on_off("dark_theme"), key="dark_theme"),
+                       Row("字体大小", "默认")]),
     "sound": ("声音", [Row("媒体音量", _volume), Row("铃声音量", "10/15"), Row("勿扰模式", "关闭")]),
     "about": ("关于手机", [Row("设备名称", "SimPhone"), Row("型号", "SimPhone"), Row("Android 版本", "13")]),
 }
 # Search index: title -> the page that holds it (a result opens that page).
 INDEX = {
     "aosp": {"WLAN": "network", "飞行模式": "network", "移动网络": "network", "蓝牙": "connected", "NFC": "connected",
-             "显示": "display", "声音": "sound", "关于手机": "about", "网络和互联网": "network"},
-    "miui": {"WLAN": "wlan", "蓝牙": "bluetooth", "飞行模式": "main", "显示": "display", "声音与振动": "sound",
+             "显示": "display", "深色主题": "display", "声音": "sound", "关于手机": "about", "网络和互联网": "network"},
+    "miui": {"WLAN": "wlan", "蓝牙": "bluetooth", "飞行模式": "main", "显示": "display", "深色主题": "display",
+             "声音与振动": "sound",
              "声音": "sound", "关于手机": "about", "我的设备": "about"},
 }
 SEARCH_HINT = {"aosp": "搜索设置", "miui": "搜索设置项"}

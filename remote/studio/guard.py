@@ -1,0 +1,117 @@
+"""Who may talk to the studio: loopback by default, a token beyond it, Host/Origin checked, bodies bounded.
+
+As ``remote mcp --http``: any address other than loopback needs a token of at
+least `MIN_TOKEN_CHARS` characters (``REMOTE_STUDIO_TOKEN``); scripts send
+``Authorization: Bearer <token>``, a browser opens ``/?token=<token>`` once and
+keeps it in a SameSite=Strict, HttpOnly cookie. On loopback the Host and Origin
+headers are checked on every request with the MCP SDK's own middleware (a page
+elsewhere that rebinds its name to 127.0.0.1 gets 421 / 403); beyond loopback an
+Origin must be the studio's own. Every POST must say it is JSON (a cross-site
+form cannot), and a body over `MAX_BODY_BYTES` is refused before it is read.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from typing import Any
+
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from remote.errors import ConfigError
+from remote.mcp.server import is_loopback
+
+TOKEN_ENV = "REMOTE_STUDIO_TOKEN"
+MIN_TOKEN_CHARS = 16
+MAX_BODY_BYTES = 256 * 1024        # a step, a template, a point: a few kB
+COOKIE = "remote_studio"
+
+
+def check_token(host: str, token: str | None) -> None:
+    """A ConfigError when ``host`` is not loopback and the token is missing or too short."""
+    if is_loopback(host):
+        return
+    hint = f"set {TOKEN_ENV} to a long random secret (e.g. `openssl rand -hex 24`), then open /?token=<it> once"
+    if not token:
+        raise ConfigError(f"serving the studio on {host} (not loopback) needs a token", hint=hint)
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"{TOKEN_ENV} has only {len(token)} character(s); serving on {host} (not loopback) needs "
+                          f"at least {MIN_TOKEN_CHARS}", hint=hint)
+
+
+def loopback_settings(host: str) -> TransportSecuritySettings:
+    """Host/Origin allowed for a loopback address however it is spelt (127.0.0.2, [::1], localhost)."""
+    names = {"127.0.0.1", "localhost", "[::1]"}
+    if host != "localhost":
+        ip = ipaddress.ip_address(host.strip("[]"))
+        names.add(f"[{ip}]" if ip.version == 6 else str(ip))
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=sorted(f"{n}:*" for n in names),
+                                     allowed_origins=sorted(f"http://{n}:*" for n in names))
+
+
+class Guard:
+    """ASGI middleware applying the rules above to every request."""
+
+    def __init__(self, app: ASGIApp, *, host: str, token: str | None) -> None:
+        self.app = app
+        self.token = token
+        self.loopback = is_loopback(host)
+        self.checks = TransportSecurityMiddleware(loopback_settings(host) if self.loopback else None)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        refused = await self._refused(request)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        given = request.query_params.get("token")
+        if given is not None and self.token and _same(given, self.token):
+            async def with_cookie(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    cookie = f"{COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/"
+                    message.setdefault("headers", []).append((b"set-cookie", cookie.encode("latin-1")))
+                await send(message)
+            await self.app(scope, receive, with_cookie)
+            return
+        await self.app(scope, receive, send)
+
+    async def _refused(self, request: Request) -> Response | None:
+        posting = request.method in ("POST", "PUT", "DELETE")
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            return _error(413, f"request body over {MAX_BODY_BYTES // 1024} kB", "send a step, not a file")
+        answer = await self.checks.validate_request(request, is_post=posting and request.method != "DELETE")
+        if answer is not None:
+            return _error(answer.status_code, bytes(answer.body).decode("utf-8", "replace"),
+                          "open the studio at the address it printed; POST bodies are JSON")
+        if not self.loopback and request.headers.get("origin") not in (None, _own_origin(request)):
+            return _error(403, "Invalid Origin header", "open the studio at the address it printed")
+        if self.token and not self._authorised(request):
+            return _error(401, "a token is needed", "send 'Authorization: Bearer <token>', or open /?token=<token>")
+        return None
+
+    def _authorised(self, request: Request) -> bool:
+        assert self.token is not None
+        bearer = request.headers.get("authorization", "")
+        candidates = [bearer[7:] if bearer.lower().startswith("bearer ") else "",
+                      request.cookies.get(COOKIE, ""), request.query_params.get("token", "")]
+        return any(c and _same(c, self.token) for c in candidates)
+
+
+def _own_origin(request: Request) -> str:
+    return f"{request.url.scheme}://{request.headers.get('host', '')}"
+
+
+def _same(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
+
+
+def _error(status: int, message: str, hint: str) -> Response:
+    return JSONResponse({"error": message, "hint": hint}, status_code=status)

@@ -1,0 +1,114 @@
+"""Record mode: the author acts on the page, each action goes to the phone and becomes a step.
+
+A tap or long press is named as the learning compiler names what a run touched
+(``learning.target_forms``: the element's text, desc, role and label or
+``editable:``, kept only where they find that element alone on this screen; a
+reference crop where it shows no text; coordinates only where no element is).
+The step then runs through the runner (``Acts``), so what is recorded is what a
+run does; a step that fails there is not recorded. A swipe is recorded by its
+direction and length, typing as ``input_text`` (a value may be marked as a slot).
+Stopping proposes the final check from the last screen (``learning.anchors_of``:
+a label it shows that the first screen did not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from remote.core.locate.hybrid_locator import HybridLocator
+from remote.errors import BadInput
+from remote.runner.learning import anchors_of, crop_at, labels_of, target_forms
+from remote.studio.acting import Acts
+from remote.studio.draft import Draft, add_kind, plan_of
+from remote.studio.screens import ScreenSource
+
+ACTIONS = ("tap", "long_press", "swipe", "type")
+MIN_SWIPE_PX = 20
+
+
+@dataclass
+class Recorder:
+    source: ScreenSource
+    draft: Draft
+    acts: Acts
+    locator: HybridLocator
+    first_labels: set[str] = field(default_factory=set)
+    on: bool = False
+
+    def start(self) -> dict[str, Any]:
+        self.first_labels = labels_of(self.source.screen(fresh=True))
+        self.on = True
+        return {"recording": True}
+
+    def act(self, body: dict[str, Any], *, confirmed: bool = False) -> dict[str, Any]:
+        """One action of the author: the step it becomes, run on the phone, appended when it worked."""
+        if not self.on:
+            raise BadInput("not recording", hint="POST /api/record/start first")
+        step = self.step_for(body)
+        plan = plan_of(self.draft.module, {"name": "recorded", "patterns": ["recorded step"], "steps": [step]},
+                       self.draft.examples)
+        result = self.acts.run(plan, f"studio record: {plan.steps[0].label}", confirmed=confirmed,
+                               crops=self.draft.shelf.images)
+        if result["status"] == "success":
+            self.draft.add_step(step)
+        return {"step": step, "result": result, "recorded": result["status"] == "success"}
+
+    def step_for(self, body: dict[str, Any]) -> dict[str, Any]:
+        action = body.get("action")
+        if action not in ACTIONS:
+            raise BadInput(f"record action {str(action)[:20]!r}", hint=f"one of {', '.join(ACTIONS)}")
+        if action == "type":      # into the field at x, y (tapped first: one step, as templates say it), else the focused one
+            field = self._names(_point(body, "x", "y")) if "x" in body else []
+            probe = Draft(self.draft.module)
+            typed = add_kind(probe, "type", field[0] if field else "", text=str(body.get("text") or ""),
+                             slot=str(body.get("slot") or ""))
+            self.draft.examples.update(probe.examples)
+            return typed
+        x, y = _point(body, "x", "y")
+        if action == "swipe":
+            return self._swipe((x, y), _point(body, "x2", "y2"))
+        refs = self._names((x, y))
+        step: dict[str, Any] = {"action": action, "target_ref": refs[0] if len(refs) == 1 else refs}
+        if action == "long_press":
+            step["params"] = {"duration": int(body.get("duration") or 800)}
+        return step
+
+    def _names(self, point: tuple[int, int]) -> list[str]:
+        """The compiler's names for the element at ``point``; else a crop of it; else the point itself."""
+        screen = self.source.screen(fresh=True)
+        refs = target_forms(screen, point, self.locator, stable_ids=self.draft.module.stable_ids)
+        if refs:
+            return refs
+        crop = crop_at(screen, point)
+        return [self.draft.shelf.add(crop, screen.size)] if crop is not None else [f"xy:{point[0]},{point[1]}"]
+
+    def _swipe(self, start: tuple[int, int], end: tuple[int, int]) -> dict[str, Any]:
+        w, h = self.source.screen().size
+        dx, dy = end[0] - start[0], end[1] - start[1]
+        if max(abs(dx), abs(dy)) < MIN_SWIPE_PX:
+            raise BadInput("that swipe is a tap: move further", hint=f"at least {MIN_SWIPE_PX} px")
+        if abs(dy) >= abs(dx):
+            direction, share = ("up" if dy < 0 else "down"), abs(dy) / h
+        else:
+            direction, share = ("left" if dx < 0 else "right"), abs(dx) / w
+        return {"action": "swipe", "params": {"direction": direction, "distance": round(min(max(share, 0.1), 0.9), 2)}}
+
+    def stop(self) -> dict[str, Any]:
+        """Recording ends; the final check proposed from the last screen."""
+        self.on = False
+        screen = self.source.screen(fresh=True)
+        found = anchors_of(screen, (-1, -1), avoid=set(self.draft.examples.values()), elsewhere=self.first_labels,
+                           limit=1)
+        proposed: dict[str, Any] = {"target": found[0]} if found else {}
+        app = self.draft.module.package
+        if app:
+            proposed["app"] = app
+        return {"recording": False, "proposed_check": proposed, "steps": len(self.draft.steps)}
+
+
+def _point(body: dict[str, Any], kx: str, ky: str) -> tuple[int, int]:
+    x, y = body.get(kx), body.get(ky)
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (x, y)):
+        raise BadInput(f"{kx} and {ky} must be numbers (device pixels)")
+    return int(x), int(y)  # type: ignore[arg-type]
