@@ -33,6 +33,7 @@ from remote.apps.schema import (
     check_steps,
     check_success,
     env_names,
+    kind_of,
     slots_used,
 )
 from remote.core.plan import sensitivity
@@ -309,7 +310,10 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
     check_answer(c, raw, name, line)
     check_success(c, raw.get("success_check"), name, line_of_key(raw, "success_check") or line)
     keys_only = all(isinstance(s, dict) and str(s.get("action", "")) in KEY_ACTIONS for s in raw["steps"])
-    if "success_check" not in raw and not keys_only and "answer" not in raw:
+    # an assert as the last step checks the finished screen too (FAILED when it does not hold)
+    ends_checked = bool(raw["steps"]) and isinstance(raw["steps"][-1], dict) and \
+        kind_of(raw["steps"][-1]) in ("assert_visible", "assert_not_visible")
+    if "success_check" not in raw and not keys_only and "answer" not in raw and not ends_checked:
         c.add(line, f"task {name}: no success_check: a run can only say that its steps ran, not that the task "
               "is done", "say what the finished screen shows (docs/modules.md: success_check)", warning=True)
     failures = tuple(check_failures(c, raw.get("failures"), line_of_key(raw, "failures") or line))
