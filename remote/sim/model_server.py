@@ -394,10 +394,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None,
               drip: int | None = None) -> None:
+        # One exchange per connection: a client that keeps its connection open and idle (an openai client
+        # nobody closed) would otherwise hold one of the server's MAX_CONNECTIONS slots until its idle timeout.
+        self.close_connection = True
         try:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
