@@ -79,6 +79,34 @@ FLOWS = """\
           - {action: launch_app, params: {package: com.tencent.mm}, wait_after: 600}
           - extract: {below: "text:永远不会出现", as: s}
         answer: "{s}"
+      # the other forms: run of another module's task with slots, wait_until not_visible, extract bool / region
+      # / focused, when checked / not_checked, repeat while_visible, scroll_until_visible found
+      - name: tour
+        patterns: ["流程巡游{setting}"]
+        steps:
+          - run: {task: open_page, module: settings, slots: {page: "{setting}"}}
+          - wait_until: {not_visible: "editable:", timeout_ms: 2000}
+          - extract: {from: "role:toggle:{setting}", as: switched, type: bool}
+          - {action: press_key, params: {key: VOLUME_UP}, when: {checked: "role:toggle:{setting}"}}
+          - {action: press_key, params: {key: VOLUME_DOWN}, when: {not_checked: "role:toggle:{setting}"}}
+          - extract: {region: [0, 0, 1000, 80], as: title}
+          - assert_visible: "text:{title}"
+          - repeat:
+              while_visible: "role:toggle:{setting}"
+              max: 4
+              steps: [{action: press_key, params: {key: BACK}, wait_after: 300}]
+          - scroll_until_visible: {target: "text:关于手机", direction: down, max_swipes: 8}
+        success_check: {text: 关于手机}
+        answer: "{switched}"
+      - name: morning
+        patterns: [流程早安, "流程和{contact}的早安"]
+        env: [contact]
+        steps:
+          - run: {task: open_chat, module: wechat, slots: {contact: "{contact}"}}
+          - {action: input_text, target_ref: "editable:", params: {text: "早安{contact}"}}
+          - extract: {focused: true, as: typed}
+        success_check: {text: "早安{contact}"}
+        answer: "{typed}"
 """
 
 
@@ -128,6 +156,45 @@ def test_every_kind_on_the_happy_path(flows, capsys, scenario, version_key):
     assert children == ["press_key", "press_key"] and "2 rounds" in repeat["notes"][0]
     assert step(record, "extract")["looks"][0]["value"] == "明天见"
     assert all(st in ("success", "skipped") for _, st, _ in statuses.values())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("setting", "on", "key", "title"), [("WLAN", True, "24", "网络和互联网"),
+                                                            ("蓝牙", False, "25", "已关联的设备")])
+def test_the_other_forms_of_each_kind_on_the_happy_path(flows, capsys, setting, on, key, title):
+    code, out, record = run(capsys, f"流程巡游{setting}")
+    assert code == 0 and out["answer"] is on and out["model_calls"] == 0, out["error"]
+    assert keys(record) == [key]                                # only the press whose `when` held
+    sub = [s["step"]["action"] for s in record["steps"] if s["step"]["parent"] == step(record, "run")["step"]["step"]]
+    assert sub == ["launch_app", "tap", "input_text", "tap"]   # settings.open_page's steps, under the run step
+    assert [s["value"] for s in record["steps"] if s["step"]["action"] == "extract" for s in s["looks"]] == [on, title]
+    assert step(record, "assert_visible")["step"]["target_ref"] == f"text:{title}"       # {title} bound at run time
+    assert step(record, "repeat")["notes"][0].startswith("1 round: role:toggle:")
+    assert step(record, "scroll_until_visible")["notes"][0].startswith("found after 1 swipe")
+    assert record["device_state"]["settings"]["wlan"] is True and record["device_state"]["settings"]["bluetooth"] is False
+    assert record["final_check"]["passed"] is True
+
+
+@pytest.mark.slow
+def test_minus_e_fills_a_slot_the_sentence_does_not_say_and_the_sentence_wins(flows, capsys):
+    code, out, record = run(capsys, "流程早安", "fast.yaml", "-e", "contact=王五", "-e", "unused=1")
+    assert code == 0 and out["answer"] == "早安王五", out["error"]
+    assert record["device_state"]["foreground"]["screen"] == "chat:王五"
+    assert record["device_state"]["focused_text"] == "早安王五"
+    code, out, record = run(capsys, "流程和李四的早安", "fast.yaml", "-e", "contact=王五")
+    assert code == 0 and out["answer"] == "早安李四" and record["device_state"]["foreground"]["screen"] == "chat:李四"
+    code, out, record = run(capsys, "流程早安")                  # nobody gives {contact}: nothing is done
+    assert code == 2 and "needs {contact}" in out["error"] and "-e contact=VALUE" in out["error"]
+    assert not [c for c in record["device_state"]["commands"] if c.startswith("input")]
+    assert main(["run", "--device", "sim", "流程早安", "-e", "bad key=x"]) == 2
+    assert "'bad key' is not a slot name" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_shipped_question_answers_in_json_through_the_cli(flows, capsys):
+    code, out, record = run(capsys, "WLAN开着吗")
+    assert code == 0 and out["answer"] is True and out["model_calls"] == 0
+    assert record["answer"] is True and record["device_state"]["settings"]["wlan"] is True
 
 
 @pytest.mark.slow

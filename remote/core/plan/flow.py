@@ -341,8 +341,9 @@ def describe(args: FlowArgs, targets: tuple[str, ...]) -> str:
     if isinstance(args, ScrollUntil):
         return f"{what} ({args.direction}, max {args.max_swipes} swipes)"
     if isinstance(args, Extract):
-        source = what if args.source in ("from", "below", "right_of") else args.source
-        return f"{'' if args.source == 'from' else args.source + ' '}{source} as {args.name}"
+        source = {"from": what, "region": f"[{', '.join(f'{v:g}' for v in args.region or ())}]", "focused": ""}
+        words = [w for w in ("" if args.source == "from" else args.source, source.get(args.source, what)) if w]
+        return f"{' '.join(words)} as {args.name}"
     if isinstance(args, RunTask):
         return (f"{args.module + '.' if args.module else ''}{args.task}" if args.task else "a block of steps")
     if isinstance(args, Repeat):
