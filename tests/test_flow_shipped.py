@@ -92,6 +92,14 @@ def test_turning_bluetooth_on_twice_leaves_it_on(make_runner, sim_phone):
 
 
 @pytest.mark.slow
+def test_good_morning_takes_its_contact_from_minus_e_and_the_sentence_wins(make_runner, sim_phone):
+    env = (("contact", "张三"),)
+    assert make_runner(env=env).run("发早安消息").status is TaskStatus.SUCCESS
+    assert make_runner(env=env).run("给王五发早安消息").status is TaskStatus.SUCCESS
+    assert sim_phone.snapshot()["chats"] == {"张三": ["早安"], "王五": ["早安"]}
+
+
+@pytest.mark.slow
 @pytest.mark.sim(wechat_permission_dialog=True)
 def test_the_permission_dialog_is_answered_only_when_it_is_there(make_runner, sim_phone):
     first = make_runner().run("微信里王五最后一条消息是什么")
