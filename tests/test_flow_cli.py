@@ -173,6 +173,9 @@ def test_the_other_forms_of_each_kind_on_the_happy_path(flows, capsys, setting, 
     assert step(record, "scroll_until_visible")["notes"][0].startswith("found after 1 swipe")
     assert record["device_state"]["settings"]["wlan"] is True and record["device_state"]["settings"]["bluetooth"] is False
     assert record["final_check"]["passed"] is True
+    assert main(["replay", out["record"]]) == 0           # the switch's looks say what they saw, offline too
+    state = f"checked role:toggle:{setting}: switch {'on' if on else 'off'}"
+    assert f"recorded: {state}  replayed: {state}" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -252,7 +255,7 @@ def test_replay_decides_every_look_again_and_sees_a_changed_one(flows, capsys):
     assert main(["replay", out["record"]]) == 0
     said = capsys.readouterr().out
     assert "look   recorded: extract text:张三: read '明天见'  replayed: extract text:张三: read '明天见'" in said
-    assert "look   recorded: visible text:允许: no  replayed: visible text:允许: no" in said
+    assert "look   recorded: visible text:允许: not on the screen  replayed: visible text:允许: not on the screen" in said
     assert "decided by the phone" in said and ", 0 changed" in said
     path = Path(out["record"]) / "run.json"
     extract = step(record, "extract")

@@ -260,9 +260,15 @@ def again(look: dict[str, Any], step: dict[str, Any], screen: Screen, locator: L
         refs = tuple(t for t in (step.get("target_ref"), *(step.get("alternatives") or ())) if t)
         value, _ = value_of(read(locator, screen, args, refs), args)
         return recorded, "not read" if value is None else f"read {value!r}"
-    seen = switch(locator, screen, targets) if kind in ("checked", "not_checked") else see(locator, screen, targets)
-    return _seen_words(look.get("seen")), _seen_words(seen.found)
+    on_off = kind in ("checked", "not_checked")
+    seen = switch(locator, screen, targets) if on_off else see(locator, screen, targets)
+    return _seen_words(look.get("seen"), on_off), _seen_words(seen.found, on_off)
 
 
-def _seen_words(found: Any) -> str:
-    return "yes" if found is True else "no" if found is False else "could not tell"
+def _seen_words(found: Any, on_off: bool) -> str:
+    """What was seen, not whether the condition held (a not_checked look that saw the switch on: "switch on")."""
+    if found is None:
+        return "could not tell"
+    if on_off:
+        return "switch on" if found is True else "switch off"
+    return "on the screen" if found is True else "not on the screen"
