@@ -41,17 +41,22 @@ def image_of(result: types.CallToolResult) -> Image.Image:
     return Image.open(io.BytesIO(base64.b64decode(data)))
 
 
-@asynccontextmanager
-async def mcp_session(args: list[str], tmp: Path, answer: Answer | None = None,
-                      asked: list[str] | None = None) -> AsyncIterator[Client]:
-    """A client on a fresh ``python -m remote mcp ARGS`` child; ``answer`` plays the person."""
+def elicitor(answer: Answer | None, asked: list[str] | None = None) -> Callable[..., Any]:
+    """An elicitation callback: ``answer`` plays the person (content to accept, None to decline)."""
     async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         if asked is not None:
             asked.append(params.message)
         content = answer(params.message) if answer is not None else None
         return types.ElicitResult(action="accept", content=content) if content is not None \
             else types.ElicitResult(action="decline")
+    return elicit
 
+
+@asynccontextmanager
+async def mcp_session(args: list[str], tmp: Path, answer: Answer | None = None,
+                      asked: list[str] | None = None) -> AsyncIterator[Client]:
+    """A client on a fresh ``python -m remote mcp ARGS`` child; ``answer`` plays the person."""
+    elicit = elicitor(answer, asked)
     env = {"ADBUTILS_ADB_PATH": "/bin/true", "PYTHONUNBUFFERED": "1"}
     params = StdioServerParameters(command=sys.executable, cwd=str(tmp), env=env,
                                    args=["-m", "remote", "mcp", "--runs-dir", str(tmp / "runs"),
@@ -88,7 +93,8 @@ def test_the_headline_task_by_tool_calls_alone(tmp_path):
                     "key", "open_app", "list_apps", "stop_app", "open_url", "clipboard_read", "clipboard_write",
                     "wait", "wait_for", "batch", "run_task", "request_access", "teach_step",
                     "teach_batch"} <= names
-            assert "allowed for this session: com.tencent.mm (the person allowed it)" in \
+            assert "allowed for this MCP session only (the person allowed it; other sessions do not get it): " \
+                   "com.tencent.mm" in \
                 await ok(client, "request_access", apps=["微信"], reason="send a message")
             assert any("com.tencent.mm" in m for m in asked)
             shot = await call(client, "screenshot", max_side=640)
@@ -109,7 +115,7 @@ def test_the_headline_task_by_tool_calls_alone(tmp_path):
             lines = text_of(result).splitlines()
             assert lines[0].startswith("1. wait: ok, screen unchanged")
             assert lines[1].startswith("2. tap: ok, screen changed")
-            assert image_of(result).size == (576, 1280)
+            assert image_of(result).size == (288, 640)          # the size this session asked for last
 
             # no model is configured (the child's environment has no key): the vision tier says so
             dynamic = await call(client, "tap", target_ref="dynamic:右上角的加号")
@@ -141,10 +147,10 @@ def test_run_task_reports_progress_and_its_record_and_teach_mode_waits_for_the_p
             asked.clear()
             taught = await call(client, "teach_step", text="点左上角的返回", target="desc:返回")
             assert not taught.is_error and "pressed next" in text_of(taught)
-            assert image_of(taught).size == (576, 1280)
+            assert image_of(taught).size == (324, 720)          # the default size: this session asked for none
             assert "点左上角的返回" in asked[0] and "desc:返回 found via tree" in asked[0]
             picture = Path(asked[0].split("Annotated screenshot: ")[1].splitlines()[0])
-            assert Image.open(picture).size == (576, 1280)
+            assert Image.open(picture).size == (324, 720)
             batch = await ok(client, "teach_batch", steps=[{"text": "点返回", "target": "desc:返回"},
                                                            {"text": "再点一次返回"}])
             assert len(asked) == 3 and "Step 1/2: 点返回" in asked[1] and "Step 2/2: 再点一次返回" in asked[2]
@@ -157,10 +163,10 @@ def test_run_task_reports_progress_and_its_record_and_teach_mode_waits_for_the_p
 
 @asynccontextmanager
 async def outside_phone(tmp: Path, answer: Answer | None = None, asked: list[str] | None = None,
-                        **scenario: Any) -> AsyncIterator[tuple[Client, Any]]:
+                        allow: str | None = None, **scenario: Any) -> AsyncIterator[tuple[Client, Any]]:
     server = serve(uiautomator_delay_ms=0, **scenario)
     try:
-        args = ["--device", server.serial, "--adb-port", str(server.port)]
+        args = ["--device", server.serial, "--adb-port", str(server.port), *(["--allow", allow] if allow else [])]
         async with mcp_session(args, tmp, answer, asked) as client:
             yield client, server.phone
     finally:
@@ -176,7 +182,7 @@ async def tap_icon_by_coordinates(client: Client, phone: Any) -> None:
     assert icon is not None
     x1, y1, x2, y2 = icon.bounds
     report = await ok(client, "tap", x=x + w / 2, y=y + h / 2)
-    tx, ty = (int(v) for v in phone.commands[-1].split()[-2:])
+    tx, ty = (int(v) for v in next(c for c in reversed(phone.commands) if c.startswith("input tap")).split()[-2:])
     scale = phone.size[0] / 288
     assert x1 <= tx < x2 and y1 <= ty < y2
     assert abs(tx - (x1 + x2) / 2) <= scale and abs(ty - (y1 + y2) / 2) <= scale   # the centre, to a pixel
@@ -187,7 +193,7 @@ async def tap_icon_by_coordinates(client: Client, phone: Any) -> None:
 @pytest.mark.parametrize("resolution", ["720x1600", "1440x3200"])
 def test_a_tap_in_screenshot_coordinates_lands_on_the_right_device_pixels(tmp_path, resolution):
     async def scenario() -> None:
-        async with outside_phone(tmp_path, resolution=resolution) as (client, phone):
+        async with outside_phone(tmp_path, allow="微信", resolution=resolution) as (client, phone):
             await tap_icon_by_coordinates(client, phone)
     anyio.run(scenario)
 
@@ -201,14 +207,18 @@ def test_at_1080_taps_land_the_gate_refuses_text_arrives_verbatim_and_a_dropped_
     async def scenario() -> None:
         async with outside_phone(tmp_path, person, resolution="1080x2400") as (client, phone):
             await ok(client, "request_access", apps=["com.android.settings"])
-            await tap_icon_by_coordinates(client, phone)          # the home screen is always allowed
             taps = len([c for c in phone.commands if c.startswith("input tap")])
+            refused = await call(client, "tap", target_ref="desc:微信")     # its icon would open WeChat
+            assert refused.is_error and "would open com.tencent.mm" in text_of(refused)
+            phone.launch("com.tencent.mm")                                   # the person opened it
             refused = await call(client, "tap", target_ref="desc:搜索")
             assert refused.is_error
             assert "com.tencent.mm is in front and is not in this session's allowed apps" in text_of(refused)
             assert len([c for c in phone.commands if c.startswith("input tap")]) == taps
+            phone.home()
 
             await ok(client, "request_access", apps=["微信"])
+            await tap_icon_by_coordinates(client, phone)
             await ok(client, "tap", target_ref="desc:搜索")
             await ok(client, "type", text="张三")
             await ok(client, "tap", target_ref="text:张三")

@@ -16,9 +16,10 @@ from remote.apps import ModuleRegistry
 from remote.core.locate.ui_tree import parse_hierarchy
 from remote.errors import ActionError, ConfigError, LocateError
 from remote.mcp import apps, clipboard, gestures, keys
-from remote.mcp.access import AccessDenied, AccessGate, GatedDevice, resolve_app
+from remote.mcp.access import AccessDenied, AccessGate, resolve_app
 from remote.mcp.aim import aim
 from remote.mcp.asking import Asker, sensitive_word
+from remote.mcp.gated import GatedDevice
 from remote.mcp.server import is_loopback, parse_address
 from remote.mcp.session import Session, SessionOptions
 from remote.mcp.shot import build_elements, pick_nodes
@@ -202,7 +203,7 @@ def test_an_element_tapped_by_image_coordinates_lands_on_its_device_pixels(sessi
     assert widget is not None
     x1, y1, x2, y2 = icon.image_bbox
     report = gestures.tap(session, no_asker(), x=(x1 + x2) / 2, y=(y1 + y2) / 2)
-    tx, ty = (int(v) for v in sim_phone.commands[-1].split()[-2:])
+    tx, ty = (int(v) for v in next(c for c in reversed(sim_phone.commands) if c.startswith("input tap")).split()[-2:])
     wx1, wy1, wx2, wy2 = widget.bounds
     assert wx1 <= tx < wx2 and wy1 <= ty < wy2
     assert f"device ({tx},{ty})" in report
@@ -272,7 +273,7 @@ def test_open_app_is_gated_by_the_app_asked_for(session):
 # ---------------------------------------------------------------- the SDK's client in process, without elicitation
 
 
-def test_a_client_that_cannot_be_asked_gets_grants_marked_unconfirmed_and_clear_refusals(session, sim_phone):
+def test_a_client_that_cannot_be_asked_gets_no_grants_and_clear_refusals(session, sim_phone):
     import anyio
     from mcp import Client
 
@@ -282,11 +283,12 @@ def test_a_client_that_cannot_be_asked_gets_grants_marked_unconfirmed_and_clear_
         return "\n".join(c.text for c in result.content if c.type == "text")
 
     async def scenario() -> None:
-        async with Client(build_server(session)) as client:
+        async with Client(build_server(session), mode="legacy") as client:
             task = await client.call_tool("run_task", {"task": "打开WLAN"})
             assert task.is_error and "com.android.settings is not in this session's allowed apps" in text(task)
             granted = await client.call_tool("request_access", {"apps": ["设置"]})
-            assert "not confirmed by a person: this client cannot ask" in text(granted)
+            assert granted.is_error and "an agent cannot grant itself apps" in text(granted)
+            assert "--allow com.android.settings" in text(granted)
             taught = await client.call_tool("teach_step", {"text": "点搜索"})
             assert taught.is_error and "needs a client that supports elicitation" in text(taught)
             with sim_phone.lock:

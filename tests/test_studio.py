@@ -26,7 +26,8 @@ from remote import cli
 from remote.commands._modules import registry as module_registry
 from remote.core.device.adb_controller import ADBController
 from remote.errors import ConfigError
-from remote.mcp.access import AccessGate, GatedDevice
+from remote.mcp.access import AccessGate
+from remote.mcp.gated import GatedDevice
 from remote.runner import Limits
 from remote.sim import serve
 from remote.studio.acting import Acts, ActSettings

@@ -2,7 +2,7 @@
 
     python -m remote mcp --device sim                     # stdio, for Claude Desktop / Code, Cursor
     python -m remote mcp --device SERIAL --http 127.0.0.1:8765
-    REMOTE_MCP_TOKEN=... python -m remote mcp --http 0.0.0.0:8765   # any other address needs a token
+    REMOTE_MCP_TOKEN=... python -m remote mcp --http 0.0.0.0:8765   # any other address needs a token (16+ chars)
 
 stdout belongs to the protocol on stdio: everything else goes to stderr.
 """
@@ -19,7 +19,7 @@ from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.errors import ActionError, ConfigError
 from remote.mcp.access import AccessGate, resolve_app
-from remote.mcp.server import is_loopback, parse_address, serve_http, serve_stdio
+from remote.mcp.server import check_token, parse_address, serve_http, serve_stdio
 from remote.mcp.session import Session, SessionOptions
 
 TOKEN_ENV = "REMOTE_MCP_TOKEN"
@@ -27,12 +27,9 @@ TOKEN_ENV = "REMOTE_MCP_TOKEN"
 
 def run(args: Any) -> int:
     token = os.environ.get(TOKEN_ENV, "").strip() or None
-    if args.http:                    # a bad address or a missing token fails before the phone is opened
+    if args.http:                    # a bad address or a missing/short token fails before the phone is opened
         host, _port = parse_address(args.http)
-        if not token and not is_loopback(host):
-            raise ConfigError(f"serving on {host} (not loopback) needs a bearer token",
-                              hint=f"set {TOKEN_ENV} to a long random secret; clients then send "
-                                   "'Authorization: Bearer <token>'")
+        check_token(host, token)
     registry = module_registry()
     gate = AccessGate(_allowed(args.allow, registry))
     with open_device(args, lock=True) as (adb, sim):

@@ -26,7 +26,8 @@ from remote.commands._locate_common import load_image, load_text
 from remote.commands._modules import registry as module_registry
 from remote.commands.mcp import _allowed
 from remote.config import LLMConfig
-from remote.mcp.access import AccessGate, GatedDevice
+from remote.mcp.access import AccessGate
+from remote.mcp.gated import GatedDevice
 from remote.mcp.server import is_loopback, parse_address
 from remote.runner import Limits
 from remote.studio.acting import Acts, ActSettings

@@ -1,9 +1,9 @@
 """Ray's token authentication, required: whoever reaches a Ray cluster's ports runs code on its hosts.
 
-Ray (2.60) binds its GCS, its raylets and every worker process to all interfaces,
-whatever the node's address: they have no option to listen on loopback alone (what
-can follow the node's address does: ``start_local`` puts it on 127.0.0.2). What
-keeps a peer out is Ray's token check (``RAY_AUTH_MODE=token``, Ray 2.52 and later):
+A cluster of several hosts listens where its hosts reach each other (Ray 2.60 binds
+its GCS, raylets and workers to every interface unless the node is a one-host node
+on 127.0.0.1, which ``start_local`` is). What keeps a peer out there is Ray's token
+check (``RAY_AUTH_MODE=token``, Ray 2.52 and later):
 every request to those servers must carry the cluster's token (``~/.ray/auth_token``
 or ``RAY_AUTH_TOKEN``). So:
 
@@ -46,7 +46,7 @@ except Exception as exc:
 
 
 def _refuse(what: str, allow: bool) -> None:
-    danger = (f"{what}: anyone who can reach its ports (Ray listens on every interface) can run code on its hosts "
+    danger = (f"{what}: anyone who can reach its ports can run code on its hosts "
               "as this user, read the run records and take the phones")
     if not allow:
         raise ConfigError(danger, hint=f"use Ray's token authentication: unset {MODE} (or set {MODE}=token) with the "

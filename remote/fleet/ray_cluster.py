@@ -6,9 +6,10 @@ phone: the pool), and a room actor (``remote-room-<node id>``, pinned to that no
 that leases the host's phones to the tasks Ray places there (`remote.fleet.room`).
 
 Nothing here reaches the network by itself: usage statistics are off, and
-:func:`start_local` puts a one-host cluster's node on a loopback address (Ray's
-GCS, raylet and workers still listen on every interface: `remote.fleet.ray_auth`
-requires token authentication for that reason).
+:func:`start_local` starts a one-host cluster in Ray's one-host mode, where its
+node is 127.0.0.1 and all of Ray's servers listen on loopback alone (and it
+requires token authentication anyway, `remote.fleet.ray_auth`). A cluster of
+several hosts listens where its hosts reach each other: the token keeps others out.
 
 A worker's Ray node dies with it (the ``ray start`` process gets SIGTERM when the
 worker dies, even by ``kill -9``). A node whose worker is gone anyway (its room is
@@ -18,6 +19,7 @@ next worker for those phones takes them over (`take_over`: that node is drained)
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import logging
@@ -28,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +48,11 @@ NAMESPACE = "remote"
 POOL = "phone"
 ROOM_PREFIX = "remote-room-"
 PR_SET_PDEATHSIG = 1
-LOOPBACK_NODE_IP = "127.0.0.2"   # Ray turns 127.0.0.1 into the host's outward address; 127.0.0.2 stays on lo
+# Ray's switch for a one-host node (`ray._private.ray_constants`, read by Ray's own processes at start): off,
+# the node's address is 127.0.0.1 and Ray's servers bind to loopback only (its gRPC servers listen on 127.0.0.1
+# exactly when the node's address is 127.0.0.1); on (Linux's default), 127.0.0.1 is replaced by the host's
+# outward address and the servers listen on every interface.
+ONE_HOST_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 NODE_WAIT_S = 60.0
 ROOM_GRACE_S = 20.0     # a node younger than this may still be opening its room
 
@@ -94,8 +100,11 @@ def connect(address: str, *, allow_no_auth: bool = False) -> None:
     _quiet_env()
     ray_auth.for_cluster(address, allow_no_auth)
     try:
-        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
-                 configure_logging=False)
+        # A driver of this host's one-host cluster joins it in the same mode (a multi-host Ray would turn
+        # 127.0.0.1 into the host's outward address, where a one-host cluster does not listen).
+        with _one_host() if _on_loopback_one(address) else contextlib.nullcontext():
+            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
+                     configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise DeviceError(f"cannot join the Ray cluster at {address}: {exc}",
                           hint="start its head with `ray start --head --port 6379` and check the address; with "
@@ -116,20 +125,47 @@ class LocalCluster:
 
 
 def start_local(phones: list[Phone], *, num_cpus: int = 1, temp_dir: str | None = None,
-                allow_no_auth: bool = False) -> LocalCluster:
-    """A one-host Ray cluster in this process, its node on loopback, with token authentication, serving
-    ``phones``."""
+                allow_no_auth: bool = False, joinable_at: str | None = None) -> LocalCluster:
+    """A Ray cluster in this process, with token authentication, serving ``phones``: one host, every server
+    on loopback alone; or, with ``joinable_at``, a head other hosts join, its node at that address (Ray's
+    multi-host mode: its servers listen on every interface, guarded by the token). Several hosts are better
+    served by ``ray start --head`` (docs/fleet.md); tests use ``joinable_at`` for hosts on one machine."""
     _quiet_env()
     if ray.is_initialized():
         raise ConfigError("a Ray cluster is already running in this process")
     ray_auth.for_local_cluster(allow_no_auth)
-    ray.init(num_cpus=num_cpus, resources=host_resources(phones), include_dashboard=False,
-             _system_config={"num_workers_soft_limit": keep_workers(phones)},
-                       namespace=NAMESPACE, _node_ip_address=LOOPBACK_NODE_IP, log_to_driver=False,
-                       logging_level=logging.WARNING, configure_logging=False,
-                       _temp_dir=temp_dir or tempfile.mkdtemp(prefix="remote-ray-"))
+    with _one_host() if joinable_at is None else contextlib.nullcontext():
+        ray.init(num_cpus=num_cpus, resources=host_resources(phones), include_dashboard=False,
+                 _system_config={"num_workers_soft_limit": keep_workers(phones)}, _node_ip_address=joinable_at,
+                 namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING, configure_logging=False,
+                 _temp_dir=temp_dir or tempfile.mkdtemp(prefix="remote-ray-"))
     room = open_room(phones, ray.get_runtime_context().get_node_id())
     return LocalCluster(str(ray.get_runtime_context().gcs_address), room)
+
+
+def _on_loopback_one(address: str) -> bool:
+    """Is ``address`` this host's 127.0.0.1 / localhost (where a one-host cluster listens)?"""
+    return address.rpartition(":")[0].strip("[]") in ("127.0.0.1", "localhost", "::1")
+
+
+@contextlib.contextmanager
+def _one_host() -> Iterator[None]:
+    """Ray's one-host mode while a local cluster starts: its node on 127.0.0.1, every server of it (GCS,
+    raylet, workers, agents) listening on loopback alone. The processes Ray starts keep it (they inherit the
+    environment); this process gets its switch back once its node exists (a later ``--address`` cluster of
+    several hosts must not be told it is alone)."""
+    constants = ray._private.ray_constants
+    before_env, before_flag = os.environ.get(ONE_HOST_SWITCH), constants.ENABLE_RAY_CLUSTER
+    os.environ[ONE_HOST_SWITCH] = "0"
+    constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        constants.ENABLE_RAY_CLUSTER = before_flag
+        if before_env is None:
+            os.environ.pop(ONE_HOST_SWITCH, None)
+        else:
+            os.environ[ONE_HOST_SWITCH] = before_env
 
 
 def shutdown() -> None:

@@ -4,29 +4,31 @@ An agent declares the apps it will work in; every acting tool checks the app in
 front before it touches the phone and refuses, naming the app and what to do,
 when that app is not allowed. The home screen and the system's own surfaces
 (status bar, permission dialogs) stay allowed: they are how apps are opened and
-how an allowed app asks for its permissions. `GatedDevice` applies the same
-check to everything the whole-task runner does.
+how an allowed app asks for its permissions. `remote.mcp.gated.GatedDevice`
+applies the gate to every act (the tools' and the whole-task runner's), before
+and after it. Some packages are never force-stopped (`CRITICAL_PACKAGES`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
 from remote.apps import AppModule, ModuleRegistry
 from remote.errors import ActionError
 
 logger = logging.getLogger(__name__)
 
-# Surfaces of the system itself, and the launchers of common ROMs (the home screen is how apps open).
+# The launchers of common ROMs (the home screen is how apps open), and the system's own surfaces.
+LAUNCHERS = frozenset({
+    "com.android.launcher", "com.android.launcher3", "com.google.android.apps.nexuslauncher", "com.miui.home",
+    "com.huawei.android.launcher", "com.sec.android.app.launcher", "com.oppo.launcher", "com.bbk.launcher2",
+    "net.oneplus.launcher", "com.hihonor.android.launcher",
+})
 SYSTEM_PACKAGES = frozenset({
-    "android", "com.android.systemui", "com.android.permissioncontroller",
-    "com.google.android.permissioncontroller", "com.android.launcher", "com.android.launcher3",
-    "com.google.android.apps.nexuslauncher", "com.miui.home", "com.huawei.android.launcher",
-    "com.sec.android.app.launcher", "com.oppo.launcher", "com.bbk.launcher2", "net.oneplus.launcher",
-    "com.hihonor.android.launcher",
+    "android", "com.android.systemui", "com.android.permissioncontroller", "com.google.android.permissioncontroller",
+    *LAUNCHERS,
 })
 _PACKAGE = re.compile(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+")
 
@@ -107,45 +109,19 @@ class AccessGate:
                                 + (", or open an allowed app" if in_front else ""))
 
 
-class GatedDevice:
-    """An ADBController whose acting methods first check the app in front against the gate.
+    def refuse_stop(self, package: str) -> None:
+        """Raise `AccessDenied` for packages whose force-stop breaks the phone itself (not only one app)."""
+        if package in CRITICAL_PACKAGES or package in self.system or package.startswith(CRITICAL_PREFIXES):
+            raise AccessDenied(f"{package} is part of the phone itself (system UI, home screen, telephony or "
+                               "system services); refusing to force-stop it",
+                               hint="stop_app is for apps; press HOME or BACK to leave a screen")
 
-    Reading methods (screenshot, UI dump, sizes) pass straight through.
-    """
 
-    _FRONT_CHECKED = ("tap", "long_press", "swipe", "swipe_direction", "input_text", "clear_text",
-                      "press_back", "call")
-
-    def __init__(self, adb: Any, gate: AccessGate, on_act: Callable[[], None] | None = None) -> None:
-        self._adb = adb
-        self._gate = gate
-        self._on_act = on_act
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._adb, name)
-        if name in self._FRONT_CHECKED and callable(attr):
-            def checked(*args: Any, **kwargs: Any) -> Any:
-                self.check_front(name.replace("_", " "))
-                return attr(*args, **kwargs)
-            return checked
-        return attr
-
-    def check_front(self, doing: str) -> None:
-        self._gate.check(self._adb.current_app().get("package", ""), doing)
-        if self._on_act is not None:
-            self._on_act()
-
-    def input_keyevent(self, key: int | str) -> None:
-        if str(key).upper().removeprefix("KEYCODE_") not in ("HOME", "3"):   # HOME leaves an app: always allowed
-            self.check_front("press a key")
-        self._adb.input_keyevent(key)
-
-    def launch_app(self, package: str) -> None:
-        self._gate.check(package, f"open {package}", in_front=False)
-        if self._on_act is not None:
-            self._on_act()
-        self._adb.launch_app(package)
-
-    def open_url(self, url: str) -> None:
-        self.check_front("open a URL")
-        self._adb.open_url(url)
+# Force-stopping these takes the phone's own UI or services down, whoever allowed what.
+CRITICAL_PACKAGES = frozenset({
+    "com.android.phone", "com.android.server.telecom", "com.android.shell", "com.android.bluetooth",
+    "com.android.nfc", "com.android.networkstack", "com.google.android.networkstack", "com.android.se",
+    "com.google.android.gms", "com.google.android.gsf", "com.android.inputmethod.latin",
+    "com.google.android.inputmethod.latin", "com.android.adbkeyboard", "com.android.keychain",
+})
+CRITICAL_PREFIXES = ("com.android.providers.", "com.android.server.")

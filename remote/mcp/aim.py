@@ -5,17 +5,22 @@ and a sentence saying how it was found (``desc:搜索 found via tree, confidence
 1.00``) — the tier and confidence come from `HybridLocator`. An element number
 is re-checked against the live UI tree when the phone was touched since the
 screenshot, so a stale number is refused rather than tapped.
+
+Every aim also says what a touch at its point reaches *now* (`remote.mcp.touch`,
+on a tree dumped for this act, never the last screenshot's list): that element,
+not the one the agent meant or an older list showed, is what the gate judges.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from remote.core.coords import bbox_center, visible_region
 from remote.core.locate.ui_tree import UITree
 from remote.errors import ActionError, LocateError
 from remote.mcp.session import Session
-from remote.mcp.shot import Element, Shot
+from remote.mcp.shot import Element, Shot, role
+from remote.mcp.touch import Touch, touch_at
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,16 @@ class Aim:
     label: str = ""
     tier: str = ""
     confidence: float | None = None
+    looked: bool = False                         # the UI tree was dumped for this act
+    touch: Touch | None = None                   # what a touch at ``point`` reaches (None: nothing known)
+
+    @property
+    def reaches(self) -> str:
+        """``[Item] "广告 · 限时福利"``: the element a touch at the point reaches, as a reply names it."""
+        if self.touch is None:
+            return "no element the UI tree shows" if self.looked else "an element not known (no UI tree)"
+        inside = f" in {self.touch.group!r}" if self.touch.group else ""
+        return f"[{role(self.touch.node)}] {self.touch.name!r}{inside}"
 
     def describe(self, shot: Shot | None) -> str:
         x, y = self.point
@@ -33,7 +48,10 @@ class Aim:
         if shot is not None:
             ix, iy = shot.to_image(x, y)
             where += f" = image ({ix},{iy})"
-        return f"{self.how} -> {where}"
+        covered = ""
+        if self.looked and self.bbox is not None and (self.touch is None or self.touch.node.bounds != self.bbox):
+            covered = f" (a touch there reaches {self.reaches})"
+        return f"{self.how}{covered} -> {where}"
 
 
 def count_forms(x: float | None, y: float | None, element: int | None, target_ref: str | None) -> int:
@@ -50,22 +68,26 @@ def aim(session: Session, *, x: float | None = None, y: float | None = None, ele
         raise ActionError(f"name {what} one way: x and y, or element, or target_ref "
                           f"({'none' if forms == 0 else 'several'} given)")
     if x is not None and y is not None:
-        shot = session.require_shot()
-        point = shot.to_device(x, y)
-        under = shot.element_at(*point)
-        label = under.name if under is not None else ""
-        return Aim(point, None, f"image point ({x:g},{y:g})" + (f" on [{under.role}] {under.name!r}" if under
-                                                                   else ""), label)
+        point = session.require_shot().to_device(x, y)
+        found = reach(Aim(point, None, ""), session.tree())
+        return replace(found, how=f"image point ({x:g},{y:g}) on {found.reaches}")
     if element is not None:
         return _aim_element(session, session.require_shot().element(element))
     return aim_target(session, str(target_ref))
 
 
+def reach(target: Aim, tree: UITree | None) -> Aim:
+    """``target`` with what a touch at its point reaches on ``tree`` (a tree dumped for this act)."""
+    if tree is None:
+        return replace(target, looked=False, touch=None)
+    return replace(target, looked=True, touch=touch_at(tree, target.point))
+
+
 def _aim_element(session: Session, el: Element) -> Aim:
     shot = session.require_shot()
     how = f"element {el.number} [{el.role}] {el.name!r}"
+    tree = session.tree()
     if session.generation > shot.generation:
-        tree = session.tree()
         if tree is not None and not _still_there(tree, el):
             raise LocateError(f"element {el.number} ({el.role} {el.name!r}) is not on the screen any more: "
                               "the phone was touched since the screenshot",
@@ -73,7 +95,7 @@ def _aim_element(session: Session, el: Element) -> Aim:
         how += " (re-checked on the current screen)"
     vis = visible_region(el.bbox, shot.device_size)
     box = vis["safe_region"] or el.bbox
-    return Aim(bbox_center(box), el.bbox, how, el.name)
+    return reach(Aim(bbox_center(box), el.bbox, how, el.name), tree)
 
 
 def _still_there(tree: UITree, el: Element) -> bool:
@@ -98,7 +120,8 @@ def aim_target(session: Session, target_ref: str) -> Aim:
         el = result.element
         point = el.center or bbox_center(el.bbox)
         how = f"{target_ref} found via {result.method_used} (confidence {el.confidence:.2f})"
-        return Aim(point, el.bbox, how, el.description or target_ref, result.method_used, el.confidence)
+        found = Aim(point, el.bbox, how, el.description or target_ref, result.method_used, el.confidence)
+        return reach(found, screen.tree() if screen.tree_taken else session.tree())
     if result.success:
         shot = session.shot
         places = "; ".join(_place(c.bbox, shot) for c in result.candidates[:5])

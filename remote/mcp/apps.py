@@ -11,8 +11,8 @@ import time
 from urllib.parse import urlsplit
 
 from remote.errors import ActionError
+from remote.mcp import deadline
 from remote.mcp.access import resolve_app
-from remote.mcp.gestures import front_allowed
 from remote.mcp.session import Session
 
 SETTLE_S = 5.0
@@ -41,8 +41,7 @@ def list_apps(session: Session) -> str:
 
 def open_app(session: Session, name: str) -> str:
     package = _package(session, name)
-    session.gate.check(package, f"open {package}", in_front=False)
-    session.adb.launch_app(package)
+    session.device.launch_app(package)      # checks the app asked for, and the app in front afterwards
     session.acted()
     front = _wait_front(session, package)
     if front != package:
@@ -52,6 +51,7 @@ def open_app(session: Session, name: str) -> str:
 
 def stop_app(session: Session, name: str) -> str:
     package = _package(session, name)
+    session.gate.refuse_stop(package)
     session.gate.check(package, f"stop {package}", in_front=False)
     session.adb.shell(["am", "force-stop", package])
     session.acted()
@@ -64,14 +64,11 @@ def open_url(session: Session, url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc or re.search(r"\s", url.strip()):
         raise ActionError(f"only http(s) URLs can be opened, not {url!r}",
                           hint="use open_app for apps; calls and messages are not opened from URLs")
-    front_allowed(session, "open a URL")
-    session.adb.open_url(url.strip())
+    with session.device.acting("open a URL", launches=True):    # the app it opens in must be allowed too
+        session.adb.open_url(url.strip())
     session.acted()
-    time.sleep(0.3)
     front = session.front().get("package", "")
-    note = "" if session.gate.allows(front) else \
-        f"; {front} is not in the allowed apps, so the next actions there will be refused"
-    return f"opened {url.strip()} in {front or 'an unknown app'}{note}"
+    return f"opened {url.strip()} in {front or 'an unknown app'}"
 
 
 def _package(session: Session, name: str) -> str:
@@ -82,11 +79,11 @@ def _package(session: Session, name: str) -> str:
 
 
 def _wait_front(session: Session, package: str) -> str:
-    deadline = time.monotonic() + SETTLE_S
+    until = time.monotonic() + SETTLE_S
     front = ""
-    while time.monotonic() < deadline:
+    while time.monotonic() < until:
         front = session.front().get("package", "")
         if front == package or "permissioncontroller" in front:   # a permission dialog over the app
             return front
-        time.sleep(0.2)
+        deadline.current().sleep(0.2)
     return front

@@ -13,6 +13,7 @@ refused, never silently allowed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 import anyio.from_thread
@@ -25,6 +26,22 @@ from remote.core.plan.sensitivity import BUILTIN_WORDS, normalize
 from remote.mcp.access import AccessDenied
 
 logger = logging.getLogger(__name__)
+
+
+REASON_CHARS = 300          # a request_access reason shown to the person
+TEACH_CHARS = 500           # one teach instruction shown to the person
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut: what a person is shown stays readable.
+
+    >>> bounded("x" * 12, 5)
+    'xxxxx … [7 more characters not shown]'
+    """
+    text = (text or "").strip()
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} … [{len(text) - limit} more characters not shown]"
 
 
 class Approval(BaseModel):
@@ -91,20 +108,36 @@ def sensitive_word(label: str, package: str, registry: ModuleRegistry) -> str:
     return next((w for w in words if w and normalize(w) in low), "")
 
 
-def confirm_sensitive(asker: Asker, label: str, package: str, registry: ModuleRegistry, doing: str) -> str:
+def asks_when_unknown(package: str, registry: ModuleRegistry, system: Iterable[str]) -> bool:
+    """Whether a touch on an element nothing vouches for needs a yes in ``package``: in every app with
+    sensitive steps (its module lists sensitive words) and in every app no module describes; not on the
+    system's own surfaces (home screen, status bar, permission dialogs)."""
+    if not package or package in system:
+        return not package
+    modules = [m for m in registry.modules.values() if m.package == package]
+    return not modules or any(m.sensitive for m in modules)
+
+
+def confirm_sensitive(asker: Asker, label: str, package: str, registry: ModuleRegistry, doing: str, *,
+                      words: str = "", unknown: bool = False, system: Iterable[str] = ()) -> str:
     """Ask before acting on a pay / transfer / delete target; '' when not sensitive, else a note for the report.
 
+    ``label`` names the target in the question and the refusal; ``words`` (default: the label) are what
+    is judged. ``unknown``: no element is known at the point; that needs a yes where `asks_when_unknown`.
     Raises `AccessDenied` when the person says no or cannot be asked.
     """
-    word = sensitive_word(label, package, registry)
+    word = sensitive_word(words or label, package, registry)
+    if not word and unknown and asks_when_unknown(package, registry, system):
+        word = "unknown target"
     if not word:
         return ""
-    answer = asker.confirm(f"The agent wants to {doing} {label!r} in {package} (sensitive: {word}). Allow it?")
+    answer = asker.confirm(f"The agent wants to {doing} {label} in {package or 'an unknown app'} "
+                           f"(sensitive: {word}). Allow it?")
     if answer is True:
         return f"sensitive ({word}): confirmed by the person"
     if answer is False:
-        raise AccessDenied(f"the person did not allow this sensitive action ({word}: {label!r})")
-    raise AccessDenied(f"{label!r} is a sensitive target ({word}) and needs a person's confirmation, but "
+        raise AccessDenied(f"the person did not allow this sensitive action ({word}: {doing} {label})")
+    raise AccessDenied(f"{doing} {label} is sensitive ({word}) and needs a person's confirmation, but "
                        f"{asker.unavailable}",
                        hint="let the person do this step on the phone, or use a client that supports "
                             "elicitation (MCP 2025-11-25 clients ask in the middle of a call)")

@@ -1,15 +1,23 @@
-"""How every tool call runs: in a worker thread, on a held phone, under a deadline, errors as tool errors.
+"""How every tool call runs: for its MCP session, in a worker thread, on a held phone, under a deadline.
 
-A call that the phone does not answer in time ends with a tool error naming the
-timeout (the worker thread is abandoned; the next call waits for the phone a
-bounded time, then says the phone is busy). `remote`'s own errors come back as
-tool errors with their hint; anything else is logged with its traceback and
-reported as an internal error, never as a crash of the server.
+Sessions: a call is served by the `Session` of the MCP session it came in on
+(stdio: the one connection; streamable HTTP up to 2025-11-25: its
+``Mcp-Session-Id``), so one client's grants and screenshot never serve another.
+A 2026-07-28 request carries no session at all: it is served by the server's
+own session, which holds the operator's ``--allow`` list and takes no grants.
+
+Deadlines: the body gets a `remote.mcp.deadline.Deadline`; when the call times
+out (or the client cancels it) the deadline ends, and the body's loops and every
+gated act stop at their next check, so the thread leaves the phone within a
+poll interval instead of running on. `remote`'s own errors come back as tool
+errors with their hint; anything else is logged with its traceback and reported
+as an internal error, never as a crash of the server.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Annotated, TypeVar
 
@@ -18,10 +26,12 @@ import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
 from remote.errors import DeviceError, RemoteError
 from remote.mcp.asking import Asker
+from remote.mcp.deadline import CallOver, Deadline, running
 from remote.mcp.session import Session
 
 logger = logging.getLogger(__name__)
@@ -29,17 +39,14 @@ T = TypeVar("T")
 
 ACT_TIMEOUT = 120.0
 
-X = Annotated[float | None, Field(description="x in pixels of the last screenshot (give y too)")]
-Y = Annotated[float | None, Field(description="y in pixels of the last screenshot (give x too)")]
-ElementNo = Annotated[int | None, Field(ge=1, description="an element number from the last screenshot's list")]
-TargetRef = Annotated[str | None, Field(description=(
-    "what to find on the current screen instead of coordinates: text:张三, desc:搜索, id:chat_input, a "
-    "reference image name (send_button, wechat), or dynamic:描述 (needs a vision model). The reply says "
-    "which tier found it (tree, template, ocr, vision) and with what confidence."))]
+# A place: x+y, element or target_ref. The server's instructions say what they mean, once for every tool.
+X = Annotated[float | None, Field()]
+Y = Annotated[float | None, Field()]
+ElementNo = Annotated[int | None, Field(ge=1)]
+TargetRef = Annotated[str | None, Field()]
 
 
 class Point(BaseModel):
-    """One place, named one way: x and y (last screenshot's pixels), or element, or target_ref."""
 
     x: X = None
     y: Y = None
@@ -55,27 +62,46 @@ def describe_error(exc: RemoteError) -> str:
 
 
 class Caller:
-    """Runs tool bodies for one session."""
+    """Runs tool bodies; ``session`` is the server's own session (the operator's allow list)."""
+
+    MAX_SESSIONS = 64       # sessions kept; the oldest is forgotten first (its grants with it)
 
     def __init__(self, session: Session) -> None:
         self.session = session
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+
+    def session_for(self, ctx: Context | None) -> Session:
+        """The `Session` of the MCP session ``ctx`` came in on (the server's own one when it has none)."""
+        key = session_key(ctx)
+        if key is None:
+            return self.session
+        found = self._sessions.get(key)
+        if found is None:
+            found = self.session.fork("this MCP session only")
+            self._sessions[key] = found
+            while len(self._sessions) > self.MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+        self._sessions.move_to_end(key)
+        return found
 
     async def run(self, fn: Callable[[], T], *, timeout: float = ACT_TIMEOUT, hold: bool = True) -> T:
         """``fn()`` in a worker thread (holding the phone when ``hold``), within ``timeout`` seconds."""
-        session = self.session
+        hub = self.session.hub
+        limit = Deadline(timeout)
 
         def work() -> T:
-            if not hold:
-                return fn()
-            with session.busy():
-                return fn()
+            with running(limit):
+                if not hold:
+                    return fn()
+                with hub.busy():
+                    return fn()
 
         try:
             with anyio.fail_after(timeout):
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-        except TimeoutError:
-            raise ToolError(f"timed out after {timeout:g} s: the phone did not finish in time (hint: check the "
-                            "phone's connection and screen; the next call waits for it)") from None
+        except (TimeoutError, CallOver):   # whichever noticed the deadline first: this side or the body
+            raise ToolError(f"timed out after {timeout:g} s: the call's work was stopped (hint: give it less to "
+                            "do, or check the phone's connection and screen)") from None
         except RemoteError as exc:
             raise ToolError(describe_error(exc)) from exc
         except ToolError:
@@ -84,6 +110,8 @@ class Caller:
             logger.exception("tool body failed")
             raise ToolError(f"internal error: {type(exc).__name__}: {exc} (the server log has the traceback)") \
                 from exc
+        finally:
+            limit.end()          # timed out, cancelled or done: the body's loops stop at their next check
 
     @staticmethod
     def asker(ctx: Context | None) -> Asker:
@@ -100,3 +128,22 @@ class Caller:
             except (RuntimeError, ValueError) as exc:   # no event loop to report to, or no request context
                 logger.debug("progress not sent: %s", exc)
         return report
+
+
+def session_key(ctx: Context | None) -> str | None:
+    """Which MCP session a request belongs to: ``"stdio"`` for a connection without HTTP headers (one
+    client), ``"http:<Mcp-Session-Id>"`` on streamable HTTP up to 2025-11-25 (the SDK has checked the id
+    belongs to this client), None for a 2026-07-28 request (no session) or outside a request."""
+    if ctx is None:
+        return None
+    try:
+        version = ctx.protocol_version
+        headers = ctx.headers
+    except ValueError:          # no request context (a direct call in a unit test)
+        return None
+    if version is None or version in MODERN_PROTOCOL_VERSIONS:
+        return None
+    if headers is None:
+        return "stdio"
+    sid = headers.get("mcp-session-id")
+    return f"http:{sid}" if sid else None

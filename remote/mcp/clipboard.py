@@ -105,13 +105,13 @@ def _read_paste(session: Session) -> str:
     if before is None:
         raise ActionError("reading by pasting needs a focused text field, and none has the focus",
                           hint="tap a text field first (its text is put back afterwards)")
-    session.adb.input_keyevent(KEYCODE_PASTE)
+    session.device.press_key(KEYCODE_PASTE)
     after = session.adb.focused_text() or ""
     session.acted()
     pasted = after[len(before):] if after.startswith(before) else after
     if after != before:
         try:
-            session.adb.input_text(before, clear=True)
+            session.device.input_text(before, clear=True)
         finally:
             session.adb.close()   # the person's input method back
     if not pasted:

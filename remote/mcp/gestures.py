@@ -1,23 +1,26 @@
 """Touch tools: tap, double tap, long press, drag, scroll, scroll until found, wait for, zoom.
 
 Each acting function checks the app in front against the allow list first,
-then resolves its target (`remote.mcp.aim`), asks before a sensitive target,
-acts through the controller, and returns one sentence an agent can read: what
-was done, where in device pixels and in the screenshot's pixels, and how the
-target was found.
+then resolves its target (`remote.mcp.aim`) and what a touch there reaches on a
+tree dumped for this act, asks before a sensitive target (or an unknown one in
+an app with sensitive steps), refuses a home-screen icon of an app not allowed,
+acts through the gated controller (which checks the app in front again after
+the act), and returns one sentence an agent can read: what was done, where in
+device pixels and in the screenshot's pixels, and how the target was found.
 """
 
 from __future__ import annotations
 
-import shlex
 import time
 from typing import Any
 
 from remote.errors import ActionError, LocateError
+from remote.mcp import deadline
+from remote.mcp.access import LAUNCHERS, AccessDenied, resolve_app
 from remote.mcp.aim import Aim, aim, aim_target
 from remote.mcp.asking import Asker, confirm_sensitive
 from remote.mcp.session import Session
-from remote.mcp.shot import DEFAULT_MAX_SIDE, encode_jpeg
+from remote.mcp.shot import encode_jpeg
 
 DIRECTIONS = ("up", "down", "left", "right")
 SCROLL_UNIT = 0.15          # one scroll "click" moves the content by 15 % of the screen
@@ -34,8 +37,31 @@ def front_allowed(session: Session, doing: str) -> str:
 def _prepare(session: Session, asker: Asker, doing: str, **where: Any) -> tuple[Aim, str]:
     package = front_allowed(session, doing)
     target = aim(session, **where)
-    note = confirm_sensitive(asker, target.label, package, session.registry, doing)
-    return target, note
+    return target, judge(session, asker, target, package, doing)
+
+
+def judge(session: Session, asker: Asker, target: Aim, package: str, doing: str) -> str:
+    """The gate's verdict on touching ``target`` in ``package``: '' or a note for the report; raises
+    `AccessDenied` for a home-screen icon of an app not allowed, or a sensitive touch the person refused."""
+    touch = target.touch
+    if package in LAUNCHERS and touch is not None:
+        app = _app_named(session, touch.name)
+        if app and not session.gate.allows(app):
+            raise AccessDenied(f"{doing} on {touch.name!r} on the home screen would open {app}, which is not in "
+                               "this session's allowed apps; refused",
+                               hint=f"call request_access(apps=[\"{app}\"]) first, then open_app")
+    words = " ".join(w for w in (target.label, touch.words if touch else "") if w)
+    return confirm_sensitive(asker, target.reaches if touch is not None else target.label or target.reaches,
+                             package, session.registry, doing, words=words,
+                             unknown=touch is None, system=session.gate.system)
+
+
+def _app_named(session: Session, name: str) -> str:
+    """The package a home-screen label names ("" when no module knows the name)."""
+    try:
+        return resolve_app(name, session.registry) if name and " · " not in name else ""
+    except ActionError:
+        return ""
 
 
 def _report(verb: str, target: Aim, session: Session, note: str = "") -> str:
@@ -46,7 +72,7 @@ def _report(verb: str, target: Aim, session: Session, note: str = "") -> str:
 def tap(session: Session, asker: Asker, *, x: float | None = None, y: float | None = None,
         element: int | None = None, target_ref: str | None = None) -> str:
     target, note = _prepare(session, asker, "tap", x=x, y=y, element=element, target_ref=target_ref)
-    session.adb.tap(*target.point)
+    session.device.tap(*target.point)
     session.acted()
     return _report("tapped", target, session, note)
 
@@ -54,8 +80,7 @@ def tap(session: Session, asker: Asker, *, x: float | None = None, y: float | No
 def double_tap(session: Session, asker: Asker, *, x: float | None = None, y: float | None = None,
                element: int | None = None, target_ref: str | None = None) -> str:
     target, note = _prepare(session, asker, "double-tap", x=x, y=y, element=element, target_ref=target_ref)
-    one = shlex.join(["input", "tap", str(target.point[0]), str(target.point[1])])
-    session.adb.shell(f"{one} ; {one}")   # one shell call: two taps inside Android's double-tap window
+    session.device.double_tap(*target.point)   # one shell call: two taps inside Android's double-tap window
     session.acted()
     return _report("double-tapped", target, session, note)
 
@@ -63,7 +88,7 @@ def double_tap(session: Session, asker: Asker, *, x: float | None = None, y: flo
 def long_press(session: Session, asker: Asker, *, x: float | None = None, y: float | None = None,
                element: int | None = None, target_ref: str | None = None, duration_ms: int = 800) -> str:
     target, note = _prepare(session, asker, "long-press", x=x, y=y, element=element, target_ref=target_ref)
-    session.adb.long_press(*target.point, duration_ms=max(400, min(int(duration_ms), 10_000)))
+    session.device.long_press(*target.point, duration_ms=max(400, min(int(duration_ms), 10_000)))
     session.acted()
     return _report(f"long-pressed ({duration_ms} ms)", target, session, note)
 
@@ -72,8 +97,9 @@ def drag(session: Session, asker: Asker, start: dict[str, Any], end: dict[str, A
     package = front_allowed(session, "drag")
     a = aim(session, **start, what="the start")
     b = aim(session, **end, what="the end")
-    note = confirm_sensitive(asker, a.label, package, session.registry, "drag")
-    session.adb.swipe(*a.point, *b.point, duration_ms=max(50, min(int(duration_ms), 10_000)))
+    notes = [judge(session, asker, a, package, "drag from"), judge(session, asker, b, package, "drop on")]
+    note = "; ".join(dict.fromkeys(n for n in notes if n))
+    session.device.swipe(*a.point, *b.point, duration_ms=max(50, min(int(duration_ms), 10_000)))
     session.acted()
     text = f"dragged from {a.describe(session.shot)} to {b.describe(session.shot)} in {duration_ms} ms"
     return f"{text}; {note}" if note else text
@@ -117,7 +143,7 @@ def scroll(session: Session, asker: Asker, direction: str, amount: int = 3, *, x
         target = aim(session, x=x, y=y, element=element, target_ref=target_ref)
     swipes = scroll_vector(direction, int(amount), target.point, size)
     for sx, sy, ex, ey in swipes:
-        session.adb.swipe(sx, sy, ex, ey, duration_ms=300)
+        session.device.swipe(sx, sy, ex, ey, duration_ms=300)
     session.acted()
     return f"scrolled {direction} by {amount} ({len(swipes)} swipe{'s' * (len(swipes) > 1)}) at " \
            f"{target.describe(session.shot)}"
@@ -129,6 +155,7 @@ def scroll_to(session: Session, asker: Asker, target_ref: str, direction: str = 
     size = session.adb.window_size()
     last = None
     for swipes in range(max(0, min(int(max_swipes), 30)) + 1):
+        deadline.current().check()
         try:
             found = aim_target(session, target_ref)
             return f"{found.describe(session.shot)} after {swipes} scroll{'s' * (swipes != 1)} {direction}"
@@ -140,10 +167,9 @@ def scroll_to(session: Session, asker: Asker, target_ref: str, direction: str = 
             break
         before = session.capture()[0]
         sx, sy, ex, ey = scroll_vector(direction, 3, (size[0] // 2, size[1] // 2), size)[0]
-        front_allowed(session, "scroll")
-        session.adb.swipe(sx, sy, ex, ey, duration_ms=300)
+        session.device.swipe(sx, sy, ex, ey, duration_ms=300)
         session.acted()
-        time.sleep(0.3)
+        deadline.current().sleep(0.3)
         if not session.verifier.classify(before, session.capture()[0]).screen_changed:
             raise LocateError(f"{target_ref} not found: the list ended after {swipes + 1} scrolls {direction}",
                               target_ref=target_ref, hint="try the other direction")
@@ -153,10 +179,13 @@ def scroll_to(session: Session, asker: Asker, target_ref: str, direction: str = 
 
 def wait_for(session: Session, target_ref: str, gone: bool = False, timeout: float = 10.0,
              interval: float = 0.5) -> str:
-    """Poll until ``target_ref`` appears (or, with ``gone``, disappears); a LocateError after ``timeout``."""
+    """Poll until ``target_ref`` appears (or, with ``gone``, disappears); a LocateError after ``timeout``.
+
+    The call's deadline stops the polling too (`remote.mcp.deadline`)."""
     started = time.monotonic()
-    limit = max(0.0, min(float(timeout), 300.0))
+    limit = max(0.0, min(float(timeout), 300.0, deadline.current().remaining()))
     while True:
+        deadline.current().check()
         try:
             found = aim_target(session, target_ref)
             present, detail = True, found.describe(session.shot)
@@ -167,19 +196,21 @@ def wait_for(session: Session, target_ref: str, gone: bool = False, timeout: flo
             what = "gone" if gone else f"present: {detail}"
             return f"{target_ref} {what} after {waited:.1f} s"
         if waited >= limit:
+            deadline.current().check()      # the call's deadline, not the wait's own timeout, ended it
             state = "still there" if gone else "did not appear"
             raise LocateError(f"{target_ref} {state} within {limit:g} s", target_ref=target_ref,
                               hint="take a screenshot to see what the phone shows")
-        time.sleep(max(0.05, min(interval, limit - waited)))
+        deadline.current().sleep(max(0.05, min(interval, limit - waited)))
 
 
-def zoom(session: Session, region: list[float], max_side: int = DEFAULT_MAX_SIDE) -> tuple[bytes, str]:
+def zoom(session: Session, region: list[float], max_side: int | None = None) -> tuple[bytes, str]:
     """A region of the last screenshot, cut from the native-resolution frame (not upscaled from the JPEG)."""
     shot = session.require_shot()
     box = shot.region_to_device(region)
+    front_allowed(session, "show a zoomed region of")    # an app not allowed is not shown
     image, secure = session.capture()
     crop = image.crop(box)
-    jpeg, size = encode_jpeg(crop, max_side)
+    jpeg, size = encode_jpeg(crop, session.image_side(max_side))
     x1, y1, x2, y2 = box
     note = " (secure screen: black)" if secure else ""
     text = (f"zoom of image region {list(region)} = device ({x1},{y1})-({x2},{y2}), "

@@ -15,7 +15,7 @@ from remote.core.device.adb_controller import KEYCODES, keycode
 from remote.errors import ActionError
 from remote.mcp.aim import aim, count_forms
 from remote.mcp.asking import Asker
-from remote.mcp.gestures import front_allowed
+from remote.mcp.gestures import front_allowed, judge
 from remote.mcp.session import Session
 
 logger = logging.getLogger(__name__)
@@ -29,7 +29,6 @@ KEY_NAMES: dict[str, int] = {
     **{chr(97 + i): 29 + i for i in range(26)}, **{str(d): 7 + d for d in range(10)},
     **{f"f{n}": 130 + n for n in range(1, 13)},
 }
-LEAVES_APP = {3}   # HOME: always allowed, it leaves the app in front
 
 
 def key_code(name: str) -> int:
@@ -41,23 +40,21 @@ def key_code(name: str) -> int:
     return keycode(text)
 
 
-def press_key(session: Session, combo: str, repeat: int = 1) -> str:
-    """``"enter"``, ``"back"``, ``"home"``; ``"ctrl+a"`` as a key combination (Android 11+)."""
+def press_key(session: Session, combo: str, repeat: int = 1, asker: Asker | None = None) -> str:
+    """``"enter"``, ``"back"``, ``"home"``; ``"ctrl+a"`` as a key combination (Android 11+).
+
+    Raw key codes obey `remote.mcp.keyrules` (through the gated device): a call key asks the person, a key
+    that launches an app obeys the allow list, an unknown one is refused."""
     parts = [p for p in combo.replace(" ", "").split("+") if p] if combo.strip() != "+" else ["plus"]
     if not parts:
         raise ActionError("no key named", hint="e.g. enter, back, home, del, tab, ctrl+a")
     codes = [key_code(p) for p in parts]
     times = max(1, min(int(repeat), 50))
-    if not (len(codes) == 1 and codes[0] in LEAVES_APP):
-        front_allowed(session, f"press {combo}")
+    device = session.device.asking(asker.confirm if asker is not None else None)
     if len(codes) == 1:
-        out = session.adb.shell(["input", "keyevent", *[str(codes[0])] * times])
+        out = device.press_key(codes[0], times)
     else:
-        out = ""
-        for _ in range(times):
-            out = session.adb.shell(["input", "keycombination", *map(str, codes)])
-            if "Error" in out or "Exception" in out:
-                break
+        out = device.press_combination(codes, times)
     session.acted()
     if "Error" in out or "Exception" in out:
         raise ActionError(f"the phone refused {combo!r}: {out.strip()[:200]}",
@@ -68,17 +65,22 @@ def press_key(session: Session, combo: str, repeat: int = 1) -> str:
 def type_text(session: Session, asker: Asker, text: str, *, x: float | None = None, y: float | None = None,
               element: int | None = None, target_ref: str | None = None, clear: bool = False,
               submit: bool = False, verify: bool = True) -> str:
-    """Type into the focused field (or into the named target, tapped first); ENTER after it with ``submit``."""
+    """Type into the focused field (or into the named target, tapped first); ENTER after it with ``submit``.
+
+    Each phone action (the tap, the typing, ENTER) goes through the gated device, which checks the app
+    in front before and after it: a tap that opened another app stops the typing there."""
     if not isinstance(text, str):
         raise ActionError("text must be a string")
-    front_allowed(session, "type")
+    package = front_allowed(session, "type")
     notes = []
     if count_forms(x, y, element, target_ref):
         target = aim(session, x=x, y=y, element=element, target_ref=target_ref, what="the field")
-        session.adb.tap(*target.point)
-        notes.append(f"tapped the field {target.describe(session.shot)}")
+        sensitive = judge(session, asker, target, package, "tap the field")
+        session.device.tap(*target.point)
+        session.acted()
+        notes.append(f"tapped the field {target.describe(session.shot)}" + (f"; {sensitive}" if sensitive else ""))
     try:
-        ok = session.adb.input_text(text, clear=clear, verify=verify)
+        ok = session.device.input_text(text, clear=clear, verify=verify)
         session.acted()
         route = session.adb.typer.last_route
         how = route.value if route is not None else "input text"
@@ -88,7 +90,8 @@ def type_text(session: Session, asker: Asker, text: str, *, x: float | None = No
         else:
             notes.append(f"sent {len(text)} characters via {how} (not verified: the field was not read back)")
         if submit:
-            session.adb.input_keyevent("ENTER")
+            session.device.press_key(KEY_NAMES["enter"])
+            session.acted()
             notes.append("pressed ENTER")
     finally:
         _restore_ime(session)

@@ -25,9 +25,12 @@ from remote.core.coords import downscale_size, image_to_screen, point_to_screen,
 from remote.core.locate.ui_tree import UINode, UITree
 from remote.errors import ActionError
 
-DEFAULT_MAX_SIDE = 1280
+DEFAULT_MAX_SIDE = 720           # 720x1600 of a 1080x2400 phone: about what a vision model reads at full detail
 DEFAULT_MAX_ELEMENTS = 80
-JPEG_QUALITY = 80
+JPEG_QUALITY = 70
+QUALITY_STEPS = (70, 55, 40, 30)  # tried in turn until a default screenshot fits its reply budget
+REPLY_BUDGET = 25_000            # characters of a default screenshot reply: the base64 image and the text
+REPLY_OVERHEAD = 200             # the reply's JSON around its image and text
 LABEL_CHARS = 60
 
 _ROLES = {"EditText": "Edit", "AutoCompleteTextView": "Edit", "Button": "Button", "ImageButton": "Button",
@@ -73,7 +76,8 @@ class Shot:
     activity: str = ""
     secure: bool = False
     tree_error: str = ""
-    generation: int = 0          # the session's count of actions when this was taken
+    generation: int = 0          # the phone's count of actions when this was taken
+    withheld: bool = False       # an app this session may not act in: no image, no element texts
     taken_at: float = field(default_factory=time.time)
 
     @property
@@ -111,11 +115,6 @@ class Shot:
         raise ActionError(f"there is no element {number} in the last screenshot "
                           f"(it lists 1-{len(self.elements)})", hint="take a new screenshot")
 
-    def element_at(self, x: int, y: int) -> Element | None:
-        """The smallest listed element containing a device point (for sensitivity checks)."""
-        hits = [e for e in self.elements if e.bbox[0] <= x < e.bbox[2] and e.bbox[1] <= y < e.bbox[3]]
-        return min(hits, key=lambda e: (e.bbox[2] - e.bbox[0]) * (e.bbox[3] - e.bbox[1]), default=None)
-
     def header(self) -> str:
         (w, h), (dw, dh) = self.image_size, self.device_size
         front = f"{self.package}/{self.activity}" if self.activity else (self.package or "unknown")
@@ -123,6 +122,12 @@ class Shot:
                 f"every coordinate you send is read in this image's pixels. Foreground: {front}.")
 
     def element_text(self) -> str:
+        if self.withheld:
+            note = (f"{self.package} is not in this session's allowed apps: its screen is not shown and its "
+                    "element names are withheld (call request_access for it, or press home)")
+            if self.tree_error or not self.elements:
+                return note
+            return "\n".join([note + ":", *(e.line() for e in self.elements)])
         if self.tree_error:
             return f"GUI elements: unavailable ({self.tree_error})"
         lines = [f"GUI elements ({len(self.elements)} of {self.total_elements}; (x,y wxh) in image pixels, "
@@ -134,16 +139,32 @@ class Shot:
                          "to see them all")
         return "\n".join(lines)
 
+    def text(self, lines: list[str] | None = None) -> str:
+        """What a screenshot reply says besides its image: ``lines`` (a batch's), the header, the list."""
+        return "\n".join([*(lines or []), self.header(), self.element_text()])
 
-def encode_jpeg(image: Image.Image, max_side: int) -> tuple[bytes, tuple[int, int]]:
-    """A JPEG whose longer side is at most ``max_side``, and its size."""
+
+def encode_jpeg(image: Image.Image, max_side: int, budget: int | None = None) -> tuple[bytes, tuple[int, int]]:
+    """A JPEG whose longer side is at most ``max_side``, and its size.
+
+    With ``budget`` (characters of base64), lower qualities are tried until the image fits (the lowest is
+    kept when none does)."""
     size = downscale_size(image.size, max_side)
     small = image.convert("RGB")
     if size != image.size:
         small = small.resize(size, Image.Resampling.BILINEAR)
-    buf = io.BytesIO()
-    small.save(buf, "JPEG", quality=JPEG_QUALITY)
-    return buf.getvalue(), size
+    data = b""
+    for quality in (QUALITY_STEPS if budget is not None else (JPEG_QUALITY,)):
+        buf = io.BytesIO()
+        small.save(buf, "JPEG", quality=quality)
+        data = buf.getvalue()
+        if budget is None or base64_chars(len(data)) <= budget:
+            break
+    return data, size
+
+
+def base64_chars(n_bytes: int) -> int:
+    return 4 * ((n_bytes + 2) // 3)
 
 
 def role(node: UINode) -> str:
@@ -223,8 +244,10 @@ def pick_nodes(tree: UITree) -> list[tuple[UINode, str]]:
 
 
 def build_elements(tree: UITree, device_size: tuple[int, int], image_size: tuple[int, int],
-                   max_elements: int = DEFAULT_MAX_ELEMENTS) -> tuple[list[Element], int]:
-    """Numbered elements in image coordinates (at most ``max_elements``) and how many there were."""
+                   max_elements: int = DEFAULT_MAX_ELEMENTS, *, names: bool = True) -> tuple[list[Element], int]:
+    """Numbered elements in image coordinates (at most ``max_elements``) and how many there were.
+
+    ``names=False`` (an app the agent may not see) keeps roles, boxes and states and drops every text."""
     picked = pick_nodes(tree)
     elements: list[Element] = []
     for node, name in picked[:max(0, max_elements)]:
@@ -232,6 +255,9 @@ def build_elements(tree: UITree, device_size: tuple[int, int], image_size: tuple
         value = None
         if "EditText" in node.class_name:
             value = "•" * len(node.text) if node.password else _short(node.text)
+        if not names:
+            name, value = "", None
         elements.append(Element(number=len(elements) + 1, role=role(node), name=name, bbox=node.bounds,
-                                image_bbox=image_box, states=_states(node), value=value, rid=node.resource_id))
+                                image_bbox=image_box, states=_states(node), value=value,
+                                rid=node.resource_id if names else ""))
     return elements, len(picked)

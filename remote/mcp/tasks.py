@@ -1,7 +1,8 @@
 """``run_task``: the whole runner (templates first, a model when one is configured) behind one tool.
 
 The runner acts through the session's `GatedDevice`, so the allow list holds for
-every step it takes. Its questions go to the person: a sensitive step's
+every step it takes: the app in front is checked before and after each act, a
+key that launches an app obeys the allow list and a call key asks the person. Its questions go to the person: a sensitive step's
 confirmation becomes an elicitation when the client can be asked, else the
 answer is no (never a silent yes). Steps are reported as MCP progress
 notifications; the result names the run record.
@@ -99,7 +100,9 @@ def run_task(session: Session, asker: Asker, task: str, progress: Progress, max_
         session.gate.check(module.package, f"run a task in {module.package}", in_front=False)
 
     person = AskingPerson(asker)
-    runner = make_task_runner(session.device, session.llm, person=person,
+    # A call key asks the person too; None (nobody could be asked) is a no, said as such.
+    device = session.device.asking(lambda question: person.confirm(question) if asker.can_ask else None)
+    runner = make_task_runner(device, session.llm, person=person,
                               listener=ProgressListener(progress), runs_dir=session.options.runs_dir,
                               device_state=session.phone.snapshot if session.phone is not None else None,
                               max_seconds=max_seconds)

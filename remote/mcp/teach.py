@@ -17,9 +17,9 @@ from remote.core.record.report import annotate
 from remote.core.safe_files import write_atomic
 from remote.errors import ActionError, LocateError
 from remote.mcp.aim import aim_target
-from remote.mcp.asking import Asker, TeachNext
+from remote.mcp.asking import TEACH_CHARS, Asker, TeachNext, bounded
 from remote.mcp.session import Session
-from remote.mcp.shot import DEFAULT_MAX_SIDE, encode_jpeg
+from remote.mcp.shot import encode_jpeg
 
 MAX_STEPS = 20
 
@@ -50,6 +50,9 @@ def prepare(session: Session, text: str, target: str | None = None) -> Lesson:
     """Capture the screen, find the target, draw it, and keep the picture where the person can open it."""
     if not text.strip():
         raise ActionError("a teach step needs its instruction text")
+    key = lesson_key(text, target)      # of the text as asked, so the answer finds its lesson
+    text = bounded(text, TEACH_CHARS)
+    target = bounded(target, TEACH_CHARS) if target else target
     image, _secure = session.capture()
     bbox = point = None
     where = ""
@@ -60,8 +63,7 @@ def prepare(session: Session, text: str, target: str | None = None) -> Lesson:
             where = f"Where: {found.how}, marked in magenta at device ({point[0]},{point[1]})"
         except LocateError as exc:
             where = f"Where: {target} is not on the screen now ({exc.message})"
-    jpeg, _size = encode_jpeg(annotate(image, bbox, point), DEFAULT_MAX_SIDE)
-    key = lesson_key(text, target)
+    jpeg, _size = encode_jpeg(annotate(image, bbox, point), session.max_side)
     path = session.work_dir() / f"teach-{key}.jpg"
     write_atomic(path, jpeg, private=True)   # a symlink planted at the name is replaced, never followed
     return Lesson(key, text.strip(), where, jpeg, path)

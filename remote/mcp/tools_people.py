@@ -4,7 +4,13 @@
 SDK carries on every protocol revision (a mid-call request up to 2025-11-25, an
 ``InputRequiredResult`` round on 2026-07-28). `teach_batch` and the runner's
 confirmations ask from inside a running call, which needs a mid-call channel.
-The tools reach the session through the server's lifespan context.
+The tools reach the caller through the server's lifespan context, and their
+session through it (`Caller.session_for`).
+
+A grant is the person's answer, kept by the MCP session it was asked in and by
+no other. It is not given when nobody could be asked (an agent does not grant
+itself apps) nor on a request without a session (2026-07-28), where it could not
+outlive the call; the operator's ``--allow`` list serves those.
 """
 
 from __future__ import annotations
@@ -26,8 +32,8 @@ from pydantic import BaseModel, Field
 from remote.errors import ActionError
 from remote.mcp import tasks, teach
 from remote.mcp.access import resolve_app
-from remote.mcp.asking import Approval, TeachNext, client_can_elicit
-from remote.mcp.calls import Caller
+from remote.mcp.asking import REASON_CHARS, TEACH_CHARS, Approval, TeachNext, bounded, client_can_elicit
+from remote.mcp.calls import Caller, session_key
 
 TEACH_WAIT_S = 600.0
 NO_ELICITATION = ("teach mode shows the person each step and waits for their 'next', which needs a client that "
@@ -35,12 +41,12 @@ NO_ELICITATION = ("teach mode shows the person each step and waits for their 'ne
 
 
 class TeachStep(BaseModel):
-    text: str = Field(description="the instruction for the person")
-    target: str | None = Field(default=None, description="what to point at, as a target_ref (text:发送)")
+    text: str
+    target: str | None = None
 
 
 def caller(ctx: Context) -> Caller:
-    """The session's caller, which the server's lifespan put in every request context."""
+    """The server's caller, which the server's lifespan put in every request context."""
     return cast(Caller, ctx.request_context.lifespan_context)
 
 
@@ -52,77 +58,91 @@ def _packages(ctx: Context, apps: list[str]) -> list[str]:
         raise ToolError(f"{exc.message} (hint: {exc.hint})") from exc
 
 
+def _no_grant(ctx: Context) -> str:
+    """Why this request cannot be granted apps ("" when it can): no session to hold a grant, or nobody to ask."""
+    if session_key(ctx) is None:
+        return ("this connection has no MCP session (protocol 2026-07-28 requests stand alone), so a grant "
+                "could not outlive this call")
+    if not client_can_elicit(ctx):
+        return "this client cannot ask the person (no elicitation), and an agent cannot grant itself apps"
+    return ""
+
+
 def ask_access(apps: list[str], reason: str, ctx: Context) -> Any:
-    gate = caller(ctx).session.gate
+    gate = caller(ctx).session_for(ctx).gate
     need = [p for p in _packages(ctx, apps) if not gate.allows(p)]
-    if not need or not client_can_elicit(ctx):
-        return Approval(allow=True)     # nothing to ask, or nobody to ask (the result says which)
-    why = f"\nReason given: {reason}" if reason else ""
-    return Elicit(f"Allow the AI agent to control these apps on your phone for this session: "
-                  f"{', '.join(need)}?{why}", Approval)
+    if not need or _no_grant(ctx):
+        return Approval(allow=not need)     # nothing to ask, or nobody to ask / nowhere to keep the answer
+    why = f"\nReason given by the agent: {bounded(reason, REASON_CHARS)}" if reason.strip() else ""
+    return Elicit(f"Allow the AI agent to control these apps on your phone for this MCP session only "
+                  f"(until the agent disconnects): {', '.join(need)}?{why}", Approval)
 
 
-async def request_access(ctx: Context, apps: Annotated[list[str], Field(min_length=1, description=(
-        "apps to work in: names (微信, 设置) or packages (com.tencent.mm)"))],
-        answer: Annotated[ElicitationResult[Approval], Resolve(ask_access)], reason: str = "") -> str:
-    """Ask to act in these apps for this session. Every acting tool refuses while an app that is not allowed is
-    in front (the home screen and system dialogs are always allowed). The person is asked when the client
-    supports elicitation."""
-    session = caller(ctx).session
+async def request_access(ctx: Context, apps: Annotated[list[str], Field(min_length=1, max_length=20)],
+                         answer: Annotated[ElicitationResult[Approval], Resolve(ask_access)],
+                         reason: str = "") -> str:
+    """Ask the person to let this session act in these apps (names or packages); other apps are refused."""
+    session = caller(ctx).session_for(ctx)
     packages = _packages(ctx, apps)
     need = [p for p in packages if not session.gate.allows(p)]
     if not need:
-        return f"already allowed: {', '.join(packages)}"
+        return f"already allowed in {session.scope}: {', '.join(packages)}"
+    refused = _no_grant(ctx)
+    if refused:
+        raise ToolError(f"not allowed: {', '.join(need)}: {refused} (hint: the person can start the server with "
+                        f"--allow {','.join(need)}, or connect with a client that supports elicitation and keeps "
+                        "an MCP session)")
     if not isinstance(answer, AcceptedElicitation) or not answer.data.allow:
         raise ToolError(f"the person did not allow {', '.join(need)}; acting there stays refused")
     session.gate.grant(need)
-    asked = "the person allowed it" if client_can_elicit(ctx) else \
-        "not confirmed by a person: this client cannot ask (no elicitation)"
-    return f"allowed for this session: {', '.join(need)} ({asked}); allowed now: {', '.join(sorted(session.gate.allowed))}"
+    return (f"allowed for {session.scope} (the person allowed it; other sessions do not get it): "
+            f"{', '.join(need)}; allowed now: {', '.join(sorted(session.gate.allowed))}")
 
 
 async def ask_teach(text: str, target: str | None, ctx: Context) -> Any:
     if not client_can_elicit(ctx):
         raise ToolError(NO_ELICITATION)
-    lesson = await caller(ctx).run(lambda: teach.pending_lesson(caller(ctx).session, text, target))
+    session = caller(ctx).session_for(ctx)
+    lesson = await caller(ctx).run(lambda: teach.pending_lesson(session, text, target))
     return Elicit(lesson.message(), TeachNext)
 
 
-async def teach_step(ctx: Context, text: Annotated[str, Field(description="the instruction for the person")],
+async def teach_step(ctx: Context, text: str,
                      answer: Annotated[ElicitationResult[TeachNext], Resolve(ask_teach)],
-                     target: Annotated[str | None, Field(description="what to point at (text:发送)")] = None,
+                     target: Annotated[str | None, Field(description="what to mark, as a target_ref")] = None,
                      ) -> list[Any]:
-    """Show the person one instruction with the screen annotated, and wait until they press next."""
-    session = caller(ctx).session
+    """Show the person one instruction on the annotated screen; returns when they press next."""
+    session = caller(ctx).session_for(ctx)
     lesson = session.teach_pending.pop(teach.lesson_key(text, target), None)
     done = isinstance(answer, AcceptedElicitation)
     said = "the person did it and pressed next" if done else "the person stopped the lesson here"
-    parts: list[Any] = [f"{said}: {text}"]
+    shown = bounded(text, TEACH_CHARS)
+    parts: list[Any] = [f"{said}: {shown}"]
     if lesson is not None:
-        parts = [Image(data=lesson.jpeg, format="jpeg"), f"{said}: {text}\n{lesson.where}".rstrip()]
+        parts = [f"{said}: {shown}\n{lesson.where}".rstrip()]
+        if session.gate.allows(session.front().get("package", "")):   # an app not allowed is not shown
+            parts.insert(0, Image(data=lesson.jpeg, format="jpeg"))
     return parts
 
 
 async def teach_batch(ctx: Context, steps: Annotated[list[TeachStep], Field(min_length=1, max_length=20)]) -> str:
-    """Several teach steps in turn, each shown and waited for (needs a client that can be asked mid-call)."""
+    """Several teach steps in turn (needs a client that can be asked mid-call)."""
     calls = caller(ctx)
     if not client_can_elicit(ctx):
         raise ToolError(NO_ELICITATION)
-    asker = calls.asker(ctx)
+    session, asker = calls.session_for(ctx), calls.asker(ctx)
     specs = [s.model_dump() for s in steps]
-    lines = await calls.run(lambda: teach.teach_batch(calls.session, asker, specs),
+    lines = await calls.run(lambda: teach.teach_batch(session, asker, specs),
                             timeout=TEACH_WAIT_S * len(steps), hold=False)
     return "\n".join(lines)
 
 
-async def run_task(ctx: Context, task: Annotated[str, Field(description="one sentence: 给张三发微信消息说你好")],
+async def run_task(ctx: Context, task: Annotated[str, Field(description="one sentence, e.g. send hello to Zhang San")],
                    max_seconds: Annotated[float, Field(ge=10, le=1800)] = 300.0) -> str:
-    """Run a whole task with remote's runner: task templates first (free), a model when one is configured.
-    Steps arrive as progress notifications; sensitive steps ask the person (refused if they cannot be asked);
-    the result names the run record."""
+    """Run a whole task with remote's runner (templates, else a model); steps come as progress."""
     calls = caller(ctx)
-    asker, progress = calls.asker(ctx), calls.progress(ctx)
-    return await calls.run(lambda: tasks.run_task(calls.session, asker, task, progress, max_seconds),
+    session, asker, progress = calls.session_for(ctx), calls.asker(ctx), calls.progress(ctx)
+    return await calls.run(lambda: tasks.run_task(session, asker, task, progress, max_seconds),
                            timeout=max_seconds + 60)
 
 

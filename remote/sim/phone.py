@@ -20,6 +20,7 @@ from typing import Any
 from PIL import Image
 
 from remote.sim import apps, clipboard
+from remote.sim.apps.launch_keys import LAUNCH_KEYS
 from remote.sim.device import ADB_IME, KEY_CHARS, LATIN_IME, BasePhone
 from remote.sim.render import Shot, draw_tree, tree_to_xml
 from remote.sim.scenario import Scenario, make_scenario
@@ -325,6 +326,8 @@ class SimPhone(BasePhone):
                 clipboard.paste(self)
             elif code in KEY_CHARS:
                 self.type_text(KEY_CHARS[code])
+            elif code in LAUNCH_KEYS:      # keys the system turns into an app launch (apps/launch_keys.py)
+                self.launch(LAUNCH_KEYS[code])
             self.changed()
 
     def editor_action(self, code: int) -> None:

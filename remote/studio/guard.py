@@ -13,44 +13,28 @@ form cannot), and a body over `MAX_BODY_BYTES` is refused before it is read.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from typing import Any
 
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from remote.errors import ConfigError
+from remote.mcp import server
 from remote.mcp.server import is_loopback
 
 TOKEN_ENV = "REMOTE_STUDIO_TOKEN"
-MIN_TOKEN_CHARS = 16
 MAX_BODY_BYTES = 256 * 1024        # a step, a template, a point: a few kB
 COOKIE = "remote_studio"
 
 
 def check_token(host: str, token: str | None) -> None:
-    """A ConfigError when ``host`` is not loopback and the token is missing or too short."""
-    if is_loopback(host):
-        return
-    hint = f"set {TOKEN_ENV} to a long random secret (e.g. `openssl rand -hex 24`), then open /?token=<it> once"
-    if not token:
-        raise ConfigError(f"serving the studio on {host} (not loopback) needs a token", hint=hint)
-    if len(token) < MIN_TOKEN_CHARS:
-        raise ConfigError(f"{TOKEN_ENV} has only {len(token)} character(s); serving on {host} (not loopback) needs "
-                          f"at least {MIN_TOKEN_CHARS}", hint=hint)
+    """A ConfigError when ``host`` is not loopback and the token is missing or too short (as for MCP)."""
+    server.check_token(host, token, env=TOKEN_ENV, serving="serving the studio", needs="a token",
+                       then="then open /?token=<it> once")
 
 
-def loopback_settings(host: str) -> TransportSecuritySettings:
-    """Host/Origin allowed for a loopback address however it is spelt (127.0.0.2, [::1], localhost)."""
-    names = {"127.0.0.1", "localhost", "[::1]"}
-    if host != "localhost":
-        ip = ipaddress.ip_address(host.strip("[]"))
-        names.add(f"[{ip}]" if ip.version == 6 else str(ip))
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=sorted(f"{n}:*" for n in names),
-                                     allowed_origins=sorted(f"http://{n}:*" for n in names))
+loopback_settings = server.loopback_security   # Host/Origin for a loopback address however it is spelt
 
 
 class Guard:
