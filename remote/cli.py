@@ -305,6 +305,7 @@ def _agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("--allow", metavar="APPS", default=None,
                    help="apps allowed without request_access, comma-separated (微信,com.android.settings; '*' = all)")
     p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run_task writes run records")
+    add_learn_args(p)
     p.add_argument("--work-dir", metavar="DIR", default=None,
                    help="where teach-mode pictures go (default: a temporary folder)")
 

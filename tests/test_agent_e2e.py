@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from remote.apps.learned import LearnedStore
 from remote.core.records import FailureReason, TaskStatus
+from remote.runner.learner import Learner
 from remote.sim.phone import SimPhone
 from remote.sim.widgets import Widget
 
@@ -116,6 +118,24 @@ def test_a_task_no_template_covers_is_taken_over_by_the_agent(make_runner, sim_p
     assert sim_phone.snapshot()["settings"]["dark_theme"] is True
     assert result.plan.analysis["after"]["template"] == "open_app_by_name"
     assert result.final_check.items[0].what == "text:深色主题 switched on"
+
+
+@pytest.mark.slow
+def test_a_task_the_agent_solved_is_learned_and_replays_with_the_model_server_down(
+        make_runner, sim_phone, model_server, agent, tmp_path):
+    store = LearnedStore(tmp_path / "learned")
+    model_server.script("agent", *dark_mode(sim_phone))
+    first = make_runner(agent("ui-tars-1.5", "always"), learner=Learner(store)).run("打开深色模式")
+    assert first.status is TaskStatus.SUCCESS and first.plan_source == "agent", first.error_message
+    name = first.learning["learned"]
+    text = (store.folder / f"{name}.yaml").read_text(encoding="utf-8")
+    assert "the phone agent's run" in text and "xy:" not in text     # the agent's points became the elements' texts
+
+    sim_phone.settings["dark_theme"] = False                          # the person turns it off again
+    model_server.stop()                                               # any model call now fails
+    again = make_runner(agent("ui-tars-1.5", "always"), learner=Learner(store)).run("打开深色模式")
+    assert again.status is TaskStatus.SUCCESS and again.plan_source == "learned", again.error_message
+    assert again.model_usage.calls == 0 and sim_phone.snapshot()["settings"]["dark_theme"] is True
 
 
 def test_an_agent_that_turns_the_switch_back_off_and_claims_success_fails(make_runner, sim_phone, model_server,

@@ -13,7 +13,7 @@ from PIL import Image
 from remote.ai.llm import LLMClient, ask_json
 from remote.config import LLMConfig
 from remote.errors import ModelError, ModelNotConfigured
-from remote.sim.model_server import Fault
+from remote.sim.model_requests import Fault
 from tests.support.model_fixtures import FAST_RETRY, SECRET_KEY
 
 MSG = [{"role": "system", "content": "purpose: plan\nYou plan."}, {"role": "user", "content": "hi"}]
@@ -31,9 +31,9 @@ def test_plain_reply_counts_usage_by_purpose(model_server, llm_client):
 
 
 def test_purpose_routes_from_system_prompt_marker(model_server):
-    from remote.sim.model_server import _purpose_of
-    assert _purpose_of({"messages": MSG}, {}) == "plan"
-    assert _purpose_of({"messages": []}, {}) == "default"
+    from remote.sim.model_requests import purpose_of
+    assert purpose_of({"messages": MSG}, {}) == "plan"
+    assert purpose_of({"messages": []}, {}) == "default"
 
 
 def test_images_are_downscaled_data_urls(model_server, llm_config):

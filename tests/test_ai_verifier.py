@@ -10,7 +10,7 @@ from PIL import Image, ImageDraw
 from remote.ai.verifier import Verifier
 from remote.core.plan import blockers as rules
 from remote.core.records import BlockerType, StepOutcome, SuggestionAction
-from remote.sim.model_server import Fault
+from remote.sim.model_requests import Fault
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ai"
 REAL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"

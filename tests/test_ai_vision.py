@@ -24,7 +24,8 @@ from remote.config import get_preset_config
 from remote.core.locate.assets import AssetsManager
 from remote.core.records import UIElement
 from remote.sim.dialects import DIALECTS, seen_frame
-from remote.sim.model_server import Fault, ModelServer
+from remote.sim.model_requests import Fault
+from remote.sim.model_server import ModelServer
 from tests.support import dialect_cases as dc
 
 FAMILIES = sorted(dc.MODELS)

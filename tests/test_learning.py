@@ -17,8 +17,8 @@ from remote.apps import APPS_DIR, ModuleRegistry
 from remote.apps.learned import LearnedStore
 from remote.core.device.adb_controller import ADBController
 from remote.core.records import FailureReason, TaskStatus
+from remote.runner.learn_slots import patterns_for, slot_values
 from remote.runner.learner import Learner
-from remote.runner.learning import patterns_for, slot_values
 from remote.sim import serve
 from tests.support.model_fixtures import SECRET_KEY
 from tests.support.runner_fixtures import no_sleep, runner_for

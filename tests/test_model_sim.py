@@ -23,7 +23,8 @@ import pytest
 from remote.cli import main
 from remote.commands.model_sim import load_script
 from remote.errors import ConfigError
-from remote.sim.model_server import ModelServer, Rule
+from remote.sim.model_requests import Rule
+from remote.sim.model_server import ModelServer
 
 PLAN = {"analysis": {"current_screen": "桌面"},
         "steps": [{"step": 1, "action": "launch_app", "params": {"package": "com.android.settings"}},

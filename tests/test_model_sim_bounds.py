@@ -20,7 +20,8 @@ import openai
 import pytest
 
 from remote.sim.bounded_http import MAX_CONNECTIONS
-from remote.sim.model_server import MAX_BODY, ModelServer, Rule
+from remote.sim.model_requests import Rule
+from remote.sim.model_server import MAX_BODY, ModelServer
 from tests.test_model_sim import ask, client
 
 

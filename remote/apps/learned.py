@@ -54,8 +54,9 @@ META_KEYS = ("module", "task", "slots", "source_run", "learned_at", "app", "app_
              "tokens", "seconds", "healed")
 TRUST_AFTER = 2            # clean replays before a candidate is trusted
 SET_ASIDE_AFTER = 2        # failures in a row before a candidate is no longer tried
-HEADER = ("# Learned by remote from a run the model planned. Edit it like any tasks.yaml;\n"
-          "# `remote modules learned` lists it, `remote modules adopt NAME --module M` moves it into a module.\n")
+HEADER = ("# Learned by remote from a run that succeeded (a model's plan, a phone agent's or an MCP agent's steps).\n"
+          "# Edit it like any tasks.yaml; `remote modules learned` lists it, `remote modules adopt NAME --module M`\n"
+          "# moves it into a module.\n")
 _NAME = re.compile(r"[\w-]{1,80}")
 
 

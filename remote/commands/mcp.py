@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from remote.apps import ModuleRegistry
+from remote.commands import _learned
 from remote.commands._device import open_device
 from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
@@ -43,7 +44,8 @@ def run(args: Any) -> int:
 
 
 def _options(args: Any) -> SessionOptions:
-    options = SessionOptions(runs_dir=args.runs_dir or None)
+    options = SessionOptions(runs_dir=args.runs_dir or None, learned=_learned.store(args),
+                             learn=not args.no_learn)
     if args.work_dir:
         options.work_dir = Path(args.work_dir)
     return options

@@ -43,7 +43,8 @@ from typing import Any
 
 from remote.errors import ConfigError
 from remote.sim.dialects import DIALECTS
-from remote.sim.model_server import ModelServer, RecordedRequest, Rule
+from remote.sim.model_requests import RecordedRequest, Rule
+from remote.sim.model_server import ModelServer
 from remote.yamlfile import LineDict, line_of, line_of_key, load_yaml
 
 PURPOSES = ("plan", "locate", "verify", "agent", "default")

@@ -44,6 +44,8 @@ def open_app(session: Session, name: str) -> str:
     session.device.launch_app(package)      # checks the app asked for, and the app in front afterwards
     session.acted()
     front = _wait_front(session, package)
+    if front == package:
+        session.journal.launched(package)
     if front != package:
         return f"asked {package} to start; {front or 'nothing'} is in front after {SETTLE_S:g} s"
     return f"opened {package} ({name})" if name != package else f"opened {package}"
@@ -55,6 +57,7 @@ def stop_app(session: Session, name: str) -> str:
     session.gate.check(package, f"stop {package}", in_front=False)
     session.adb.shell(["am", "force-stop", package])
     session.acted()
+    session.journal.unsaveable()
     return f"stopped {package}; {session.front().get('package') or 'nothing'} is in front now"
 
 
@@ -67,6 +70,7 @@ def open_url(session: Session, url: str) -> str:
     with session.device.acting("open a URL", launches=True):    # the app it opens in must be allowed too
         session.adb.open_url(url.strip())
     session.acted()
+    session.journal.opened(url.strip())
     front = session.front().get("package", "")
     return f"opened {url.strip()} in {front or 'an unknown app'}"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from remote.core.records import ActionName
 from remote.errors import ActionError, LocateError
 from remote.mcp import deadline
 from remote.mcp.access import LAUNCHERS, AccessDenied, resolve_app
@@ -72,8 +73,10 @@ def _report(verb: str, target: Aim, session: Session, note: str = "") -> str:
 def tap(session: Session, asker: Asker, *, x: float | None = None, y: float | None = None,
         element: int | None = None, target_ref: str | None = None) -> str:
     target, note = _prepare(session, asker, "tap", x=x, y=y, element=element, target_ref=target_ref)
+    screen = session.screen_at(target.point)
     session.device.tap(*target.point)
     session.acted()
+    session.journal.touched(ActionName.TAP, target.point, target.label, screen)
     return _report("tapped", target, session, note)
 
 
@@ -82,14 +85,18 @@ def double_tap(session: Session, asker: Asker, *, x: float | None = None, y: flo
     target, note = _prepare(session, asker, "double-tap", x=x, y=y, element=element, target_ref=target_ref)
     session.device.double_tap(*target.point)   # one shell call: two taps inside Android's double-tap window
     session.acted()
+    session.journal.unsaveable()
     return _report("double-tapped", target, session, note)
 
 
 def long_press(session: Session, asker: Asker, *, x: float | None = None, y: float | None = None,
                element: int | None = None, target_ref: str | None = None, duration_ms: int = 800) -> str:
     target, note = _prepare(session, asker, "long-press", x=x, y=y, element=element, target_ref=target_ref)
-    session.device.long_press(*target.point, duration_ms=max(400, min(int(duration_ms), 10_000)))
+    screen = session.screen_at(target.point)
+    held = max(400, min(int(duration_ms), 10_000))
+    session.device.long_press(*target.point, duration_ms=held)
     session.acted()
+    session.journal.touched(ActionName.LONG_PRESS, target.point, target.label, screen, duration_ms=held)
     return _report(f"long-pressed ({duration_ms} ms)", target, session, note)
 
 
@@ -99,8 +106,10 @@ def drag(session: Session, asker: Asker, start: dict[str, Any], end: dict[str, A
     b = aim(session, **end, what="the end")
     notes = [judge(session, asker, a, package, "drag from"), judge(session, asker, b, package, "drop on")]
     note = "; ".join(dict.fromkeys(n for n in notes if n))
-    session.device.swipe(*a.point, *b.point, duration_ms=max(50, min(int(duration_ms), 10_000)))
+    held = max(50, min(int(duration_ms), 10_000))
+    session.device.swipe(*a.point, *b.point, duration_ms=held)
     session.acted()
+    session.journal.swiped(a.point, b.point, held)
     text = f"dragged from {a.describe(session.shot)} to {b.describe(session.shot)} in {duration_ms} ms"
     return f"{text}; {note}" if note else text
 
@@ -144,6 +153,7 @@ def scroll(session: Session, asker: Asker, direction: str, amount: int = 3, *, x
     swipes = scroll_vector(direction, int(amount), target.point, size)
     for sx, sy, ex, ey in swipes:
         session.device.swipe(sx, sy, ex, ey, duration_ms=300)
+        session.journal.swiped((sx, sy), (ex, ey), 300)
     session.acted()
     return f"scrolled {direction} by {amount} ({len(swipes)} swipe{'s' * (len(swipes) > 1)}) at " \
            f"{target.describe(session.shot)}"
@@ -193,6 +203,8 @@ def wait_for(session: Session, target_ref: str, gone: bool = False, timeout: flo
             present, detail = "nearly equally" in exc.message, exc.message
         waited = time.monotonic() - started
         if present != gone:
+            if not gone:
+                session.journal.found(target_ref)
             what = "gone" if gone else f"present: {detail}"
             return f"{target_ref} {what} after {waited:.1f} s"
         if waited >= limit:

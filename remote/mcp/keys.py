@@ -10,6 +10,7 @@ restored after every call, so their own keyboard works between the agent's calls
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from remote.core.device.adb_controller import KEYCODES, keycode
 from remote.errors import ActionError
@@ -59,6 +60,8 @@ def press_key(session: Session, combo: str, repeat: int = 1, asker: Asker | None
     if "Error" in out or "Exception" in out:
         raise ActionError(f"the phone refused {combo!r}: {out.strip()[:200]}",
                           hint="key combinations need Android 11 or later (`input keycombination`)")
+    if len(codes) == 1:
+        session.journal.key(codes[0], times)
     return f"pressed {combo} ({'+'.join(map(str, codes))})" + (f" x{times}" if times > 1 else "")
 
 
@@ -73,9 +76,11 @@ def type_text(session: Session, asker: Asker, text: str, *, x: float | None = No
         raise ActionError("text must be a string")
     package = front_allowed(session, "type")
     notes = []
+    field: tuple[tuple[int, int], Any] | None = None    # where the field was tapped, and the screen it was on
     if count_forms(x, y, element, target_ref):
         target = aim(session, x=x, y=y, element=element, target_ref=target_ref, what="the field")
         sensitive = judge(session, asker, target, package, "tap the field")
+        field = (target.point, session.screen_at(target.point))
         session.device.tap(*target.point)
         session.acted()
         notes.append(f"tapped the field {target.describe(session.shot)}" + (f"; {sensitive}" if sensitive else ""))
@@ -89,9 +94,14 @@ def type_text(session: Session, asker: Asker, text: str, *, x: float | None = No
                          + ("; the field reads back as typed" if ok else _unread(session)))
         else:
             notes.append(f"sent {len(text)} characters via {how} (not verified: the field was not read back)")
+        if verify and not ok:   # a password field (it shows dots): a password is never kept for save_task
+            session.journal.unsaveable()
+        else:                   # one step: the field, tapped and typed into
+            session.journal.typed(text, clear, *(field or (None, None)), checked=verify)
         if submit:
             session.device.press_key(KEY_NAMES["enter"])
             session.acted()
+            session.journal.key(KEY_NAMES["enter"], 1)
             notes.append("pressed ENTER")
     finally:
         _restore_ime(session)

@@ -49,7 +49,7 @@ image and a numbered list of GUI elements. Name a place one way: x+y in the last
 (send_button), or dynamic:描述 (needs a vision model); replies say which tier found it and how sure it was. \
 max_side sets the image size for this and later calls. Taps on pay/transfer/delete targets ask the person. \
 type handles Chinese and emoji. batch runs several actions and says whether each changed the screen. \
-run_task runs a whole sentence with remote's own runner. teach_step guides the person instead of acting."""
+run_task runs a whole sentence with remote's own runner (a learned task with no model). After a task you did with these tools, and a wait_for that saw it done, save_task(task=the sentence) keeps it: next time run_task replays it with no model. teach_step guides the person instead of acting."""
 MIN_TOKEN_CHARS = 16
 
 

@@ -24,6 +24,7 @@ from PIL import Image
 
 from remote.ai.verifier import Verifier
 from remote.apps import ModuleRegistry
+from remote.apps.learned import LearnedStore
 from remote.config import LLMConfig
 from remote.core.coords import downscale_size
 from remote.core.device.adb_controller import ADBController
@@ -36,6 +37,7 @@ from remote.core.safe_files import private_dir
 from remote.errors import ActionError, DeviceCommandError, SecureScreen
 from remote.mcp.access import AccessGate
 from remote.mcp.gated import GatedDevice
+from remote.mcp.journal import Journal, screen_for
 from remote.mcp.shot import (
     DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_SIDE,
@@ -56,6 +58,8 @@ class SessionOptions:
     work_dir: Path | None = None     # teach pictures; None: this user's private folder (safe_files.private_dir)
     busy_wait: float = 60.0          # how long a call waits for the previous one to leave the phone
     launch_settle_s: float = 0.6     # how long an app opened from the home screen may take to come to the front
+    learned: LearnedStore | None = None   # learned tasks (docs/learning.md): run_task replays them, save_task adds
+    learn: bool = True               # False (--no-learn): replays are not counted and nothing new is saved
 
 
 class Hub:
@@ -107,6 +111,9 @@ class Session:
         self.shot: Shot | None = None
         self.max_side = DEFAULT_MAX_SIDE    # the image size this agent asked for last
         self.teach_pending: dict[str, Any] = {}
+        self.journal = Journal()            # the acts that worked, for save_task (remote.mcp.learn)
+        self._tree: tuple[int, UITree | None] = (-1, None)   # the last tree dumped, and the generation it saw
+        self._seen: tuple[int, Screen | None] = (-1, None)   # the last live screen, and the generation it saw
 
     def fork(self, scope: str) -> Session:
         return Session(self.adb, gate=AccessGate(self.gate.allowed, self.gate.system), hub=self.hub, scope=scope)
@@ -167,14 +174,29 @@ class Session:
 
     def live_screen(self) -> Screen:
         """A screen with the UI dump taken with it (for text:/desc:/id: targets)."""
-        return Capture(self.adb).screen(tree=True)
+        screen = Capture(self.adb).screen(tree=True)
+        self._seen = (self.generation, screen)
+        return screen
 
     def tree(self) -> UITree | None:
         try:
-            return parse_hierarchy(self.adb.dump_hierarchy(), self.adb.window_size())
+            tree: UITree | None = parse_hierarchy(self.adb.dump_hierarchy(), self.adb.window_size())
         except (DeviceCommandError, UITreeError) as exc:
             logger.warning("UI dump failed: %s", exc)
+            tree = None
+        self._tree = (self.generation, tree)
+        return tree
+
+    def screen_at(self, point: tuple[int, int]) -> Screen | None:
+        """The screen an act at ``point`` decides on, for the journal: the tree dumped for this act (none when
+        the phone was touched since), with the image only where the element there shows no text."""
+        generation, screen = self._seen
+        if generation == self.generation and screen is not None and screen.tree() is not None:
+            return screen
+        generation, tree = self._tree
+        if generation != self.generation:
             return None
+        return screen_for(tree, point, self.adb.window_size(), self.capture)
 
     def image_side(self, max_side: int | None) -> int:
         """The image size to use: the one asked for now (remembered for later calls), else the last one."""

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from remote.config import LLMConfig
+from remote.core.record.report import learning_words
 from remote.core.records import StepResult, StepStatus, TaskPlan, TaskResult, TaskStatus
 from remote.errors import TaskError
 from remote.mcp.asking import Asker, TeachNext
 from remote.mcp.session import Session
 from remote.runner import Limits, RunOptions, TaskRunner, build_runner
+from remote.runner.learner import Learner
 from remote.runner.protocols import Listener, Person
 
 logger = logging.getLogger(__name__)
@@ -29,11 +31,12 @@ Progress = Callable[[float, float | None, str], None]
 
 
 def make_task_runner(device: Any, llm: LLMConfig | None, *, person: Person, listener: Listener, runs_dir: Any,
-                     device_state: Callable[[], dict[str, Any]] | None, max_seconds: float) -> TaskRunner:
+                     device_state: Callable[[], dict[str, Any]] | None, max_seconds: float,
+                     learner: Learner | None = None) -> TaskRunner:
     """The one place a TaskRunner is built here."""
     options = RunOptions(runs_dir=Path(runs_dir) if runs_dir else None)
     return build_runner(device, llm=llm, limits=Limits(max_seconds=max_seconds), options=options, person=person,
-                        listener=listener, device_state=device_state)
+                        listener=listener, device_state=device_state, learner=learner)
 
 
 class AskingPerson:
@@ -105,11 +108,13 @@ def run_task(session: Session, asker: Asker, task: str, progress: Progress, max_
     runner = make_task_runner(device, session.llm, person=person,
                               listener=ProgressListener(progress), runs_dir=session.options.runs_dir,
                               device_state=session.phone.snapshot if session.phone is not None else None,
-                              max_seconds=max_seconds)
+                              max_seconds=max_seconds,
+                              learner=Learner(session.options.learned, save=session.options.learn))
     try:
         result = runner.run(task)
     finally:
         session.acted()
+        session.journal.clear()   # the runner learns its own runs; save_task saves the agent's own calls
         session.adb.close()   # the person's input method back
     text = summary(result)
     if person.unasked:
@@ -123,11 +128,15 @@ def run_task(session: Session, asker: Asker, task: str, progress: Progress, max_
 def summary(result: TaskResult) -> str:
     ok = sum(sr.status is StepStatus.SUCCESS for sr in result.step_results)
     calls = result.model_usage.calls
+    source = result.plan.source if result.plan is not None else "-"
     lines = [f"{result.status.value.upper()}: {result.task}",
-             f"module {result.module or '-'}, {ok}/{len(result.step_results)} steps ok, {calls} model calls, "
-             f"{result.total_time:.1f} s"]
+             f"module {result.module or '-'}, plan from {source}, {ok}/{len(result.step_results)} steps ok, "
+             f"{calls} model calls, {result.total_time:.1f} s"]
     if result.answer is not None:   # a question task's typed answer, as JSON: "明天见", true, 13
         lines.insert(1, f"answer: {json.dumps(result.answer, ensure_ascii=False)}")
+    learning = learning_words(result.learning or {})
+    if learning:
+        lines.append(learning)
     if result.final_check is not None:
         verdict = {True: "passed", False: "FAILED", None: "undecided"}[result.final_check.passed]
         lines.append(f"final check {verdict}: {result.final_check.summary}")

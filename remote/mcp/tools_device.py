@@ -28,8 +28,7 @@ Region = Annotated[list[float], Field(min_length=4, max_length=4, description="[
 Combo = Annotated[str, Field(description="enter, back, home, del, tab, a-z, 0-9, KEYCODE_ name or number, ctrl+a")]
 AppName = Annotated[str, Field(description="name (WeChat) or package")]
 Actions = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=30, description=(
-    '[{"action": "tap", "element": 3}, {"action": "type", "text": "hi"}]: any tool above but screenshot, zoom, '
-    "list_apps, clipboard_read, batch"))]
+    '[{"action": "tap", "element": 3}, {"action": "type", "text": "hi"}]: acting tools above, by name'))]
 TOOLS = ("screenshot", "zoom", "tap", "double_tap", "long_press", "drag", "scroll", "scroll_to", "type", "key",
          "open_app", "list_apps", "stop_app", "open_url", "clipboard_read", "clipboard_write", "wait", "wait_for",
          "batch")
@@ -115,7 +114,7 @@ class DeviceTools:
     async def type_(self, ctx: Context, text: str, x: X = None, y: Y = None, element: ElementNo = None,
                     target_ref: TargetRef = None, clear: bool = False, submit: bool = False,
                     verify: bool = True) -> str:
-        """Type any text (Chinese, emoji) into the focused field or a place tapped first; submit: ENTER after."""
+        """Type any text (Chinese, emoji) into the focused field or a place tapped first; submit: ENTER."""
         s, asker = self._s(ctx), self.calls.asker(ctx)
         return await self.calls.run(lambda: keys.type_text(s, asker, text, clear=clear, submit=submit,
                                                            verify=verify, x=x, y=y, element=element,
@@ -168,7 +167,7 @@ class DeviceTools:
 
     async def batch_(self, ctx: Context, actions: Actions, stop_on_error: bool = True,
                      settle_ms: Annotated[int, Field(ge=0, le=5000)] = 300, max_side: MaxSide = None) -> list[Any]:
-        """Several actions in one call, each saying whether the screen changed; ends with a screenshot."""
+        """Several actions in one call, each saying if the screen changed; ends with a screenshot."""
         s, asker = self._s(ctx), self.calls.asker(ctx)
         lines, shot = await self.calls.run(lambda: batch.run_batch(s, asker, actions, stop_on_error, settle_ms,
                                                                    max_side), timeout=ACT_TIMEOUT * 3)

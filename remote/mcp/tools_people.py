@@ -30,7 +30,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from remote.errors import ActionError
-from remote.mcp import tasks, teach
+from remote.mcp import learn, tasks, teach
 from remote.mcp.access import resolve_app
 from remote.mcp.asking import REASON_CHARS, TEACH_CHARS, Approval, TeachNext, bounded, client_can_elicit
 from remote.mcp.calls import Caller, session_key
@@ -126,7 +126,7 @@ async def teach_step(ctx: Context, text: str,
 
 
 async def teach_batch(ctx: Context, steps: Annotated[list[TeachStep], Field(min_length=1, max_length=20)]) -> str:
-    """Several teach steps in turn (needs a client that can be asked mid-call)."""
+    """Several teach steps in turn (needs mid-call elicitation)."""
     calls = caller(ctx)
     if not client_can_elicit(ctx):
         raise ToolError(NO_ELICITATION)
@@ -137,15 +137,23 @@ async def teach_batch(ctx: Context, steps: Annotated[list[TeachStep], Field(min_
     return "\n".join(lines)
 
 
-async def run_task(ctx: Context, task: Annotated[str, Field(description="one sentence, e.g. send hello to Zhang San")],
+async def run_task(ctx: Context, task: Annotated[str, Field(description="one sentence")],
                    max_seconds: Annotated[float, Field(ge=10, le=1800)] = 300.0) -> str:
-    """Run a whole task with remote's runner (templates, else a model); steps come as progress."""
+    """Run a whole task with remote's runner (templates, else a model); progress per step."""
     calls = caller(ctx)
     session, asker, progress = calls.session_for(ctx), calls.asker(ctx), calls.progress(ctx)
     return await calls.run(lambda: tasks.run_task(session, asker, task, progress, max_seconds),
                            timeout=max_seconds + 60)
 
 
+async def save_task(ctx: Context, task: str, check: Annotated[list[str] | None, Field(max_length=4)] = None,
+                    slots: dict[str, str] | None = None) -> str:
+    """Keep your acts since the last save/run_task as a task; check: target_refs the end shows."""
+    calls = caller(ctx)
+    session = calls.session_for(ctx)
+    return await calls.run(lambda: learn.save_task(session, task, list(check or []), dict(slots or {})))
+
+
 def register_people_tools(app: MCPServer) -> None:
-    for fn in (request_access, teach_step, teach_batch, run_task):
+    for fn in (request_access, teach_step, teach_batch, run_task, save_task):
         app.add_tool(fn, structured_output=False)

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
-from remote.apps.base import build_plan
+from remote.apps.base import build_plan, normalize_task
 from remote.apps.learned import LearnedStore, LearnedTask
 from remote.core.locate.screen import Screen
 from remote.core.locate.snapping import screen_elements
 from remote.core.plan.actions import LaunchApp
 from remote.core.records import FailureReason, StepPlan, StepResult, StepStatus, TaskPlan, TaskResult
 from remote.errors import ModelError, RemoteError
-from remote.runner.learning import compile_run, target_forms
+from remote.runner.learning import LEARNABLE_SOURCES, compile_run, target_forms
 from remote.runner.protocols import Locator, VisionTier
 
 logger = logging.getLogger(__name__)
@@ -60,13 +60,18 @@ class Learner:
     # ------------------------------------------------------------------ before the run
     def match(self, task: str, registry: ModuleRegistry, routed: AppModule) -> tuple[AppModule, LearnedTask,
                                                                                       dict[str, str]] | None:
-        """A learned task for ``task`` when no template of the routed module fits it."""
-        if self.store is None or registry.handler(routed).match(task) is not None:
+        """A learned task for ``task`` when no template of the routed module fits it as closely: a template
+        wins unless the learned pattern says more of the sentence in its own words (``打开深色模式`` learned
+        after ``打开{app}`` could not do it)."""
+        if self.store is None:
             return None
         found = self.store.match(task)
         if found is None:
             return None
         learned, slots = found
+        template = registry.handler(routed).match(task)
+        if template is not None and _literal(task, template[1]) >= _literal(task, slots):
+            return None
         module = registry.modules.get(learned.module) or routed
         return module, learned, slots
 
@@ -148,9 +153,9 @@ class Learner:
                                                  run=str(record_dir or ""))
                 info.update(replay=state.replays, trusted=state.trusted, set_aside=state.set_aside)
             return info
-        if not self.save or self.store is None or result.plan is None or result.plan.source not in ("model", "replan"):
+        if not self.save or self.store is None or result.plan is None or result.plan.source not in LEARNABLE_SOURCES:
             return {}
-        module = _acting_module(result, registry)
+        module = acting_module(result, registry)
         compiled = compile_run(task, result, locator, stable_ids=module.stable_ids if module else stable_ids,
                                source_run=str(record_dir or ""))
         if compiled.task is not None and module is not None:
@@ -166,7 +171,12 @@ class Learner:
         return {"learned": saved.name, "file": str(saved.path), "patterns": list(saved.template.patterns)}
 
 
-def _acting_module(result: TaskResult, registry: ModuleRegistry) -> AppModule | None:
+def _literal(task: str, slots: dict[str, str]) -> int:
+    """How many characters of ``task`` a pattern says itself (those not in its slots' values)."""
+    return len(normalize_task(task)) - sum(len(v) for v in slots.values())
+
+
+def acting_module(result: TaskResult, registry: ModuleRegistry) -> AppModule | None:
     """The module of the app the run worked in: the last app it launched that a module declares."""
     packages = [sr.step.args.package for sr in result.step_results
                 if isinstance(sr.step.args, LaunchApp) and sr.step.args.package]

@@ -174,16 +174,17 @@ class TaskRunner:
         models = self.models.start(usage, self.limits.budget, assets, self.options.strategy)
         tools = self._tools(module, models, assets)
         steps = StepRunner(tools)
-        if models.agent is not None and learned is None and given is None and not self.options.dry_run:
-            template = self.registry.handler(module).plan(task)   # runner/agent_loop.py
-            if template is None or models.agent_always:
-                return self._drive(task, template, models, steps, FinalChecker(tools), result, recorder)
-        plan = given or (self.learner.plan(*learned) if learned is not None else self._plan(task, module, models, steps))
-        result.plan = plan
-        self.listener.on_plan(plan)
         try:
+            if models.agent is not None and learned is None and given is None and not self.options.dry_run:
+                template = self.registry.handler(module).plan(task)   # runner/agent_loop.py
+                if template is None or models.agent_always:
+                    return self._drive(task, template, models, steps, FinalChecker(tools), result, recorder)
+            plan = given or (self.learner.plan(*learned) if learned is not None
+                             else self._plan(task, module, models, steps))
+            result.plan = plan
+            self.listener.on_plan(plan)
             self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
-        finally:
+        finally:   # a model's (or phone agent's) success is learned; a learned task's replay is counted
             learning = self.learner.finish(task, result, tools.locator, self.registry, stable_ids=module.stable_ids,
                                            record_dir=recorder.dir if recorder is not None else None,
                                            extra={"screen": list(self.device.window_size()), "app": module.package,

@@ -31,7 +31,7 @@ from remote.core.plan.schema import parse_step
 from remote.core.records import TaskPlan
 from remote.core.safe_files import write_atomic
 from remote.errors import BadInput, ConfigError
-from remote.runner.learning import patterns_for
+from remote.runner.learn_slots import patterns_for
 from remote.studio.inspector import CROP_PREFIX, CropShelf
 
 MAX_STEPS = 100
