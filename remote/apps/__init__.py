@@ -35,11 +35,10 @@ from remote.apps.base import (
     DefaultHandler,
     TaskTemplate,
     compile_pattern,
-    load_module,
     normalize_task,
-    read_module,
 )
 from remote.apps.links import check_runs
+from remote.apps.loading import load_module, read_module
 from remote.apps.near import NearMiss, near_misses
 from remote.apps.schema import Problem
 from remote.errors import ConfigError
