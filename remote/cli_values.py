@@ -59,3 +59,16 @@ def task_text(text: str) -> str:
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(f"{exc.message} ({exc.hint})") from None
     return text
+
+
+def env_pair(text: str) -> tuple[str, str]:
+    """``contact=张三`` -> ``("contact", "张三")`` (``-e`` fills a template's slot the sentence does not say)."""
+    from remote.core.plan.values import env_entry
+
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not KEY=VALUE (e.g. -e contact=张三)")
+    try:
+        return env_entry(key.strip(), value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

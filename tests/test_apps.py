@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from remote.apps import APPS_DIR, ModuleRegistry
-from remote.apps.base import compile_pattern, fill_slots, load_module
+from remote.apps.base import compile_pattern, fill_slots
+from remote.apps.loading import load_module
 from remote.commands.modules import check
 from remote.core.plan.execution_strategy import batch_steps, classify, wait_after_ms
 from remote.core.records import ActionName, ExecutionLevel, StepPlan

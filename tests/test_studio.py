@@ -237,8 +237,11 @@ def test_a_three_step_template_built_through_the_api_is_saved_and_runs_with_no_m
         assert best == f"text:{label}"
         state = rig.post("/api/template/steps", {"kind": "tap", "target_ref": best, "run": True})
         assert state["result"]["status"] == "success", state["result"]
+    rig.post("/api/template/steps", {"kind": "wait", "target_ref": rig.inspect("WLAN")["best"]})
     state = rig.post("/api/template/steps", {"kind": "check", "target_ref": rig.inspect("网络和互联网")["best"]})
-    assert len(state["task"]["steps"]) == 3 and "text:WLAN" in state["yaml"]
+    # with issue 28's step kinds "wait until this shows" is a wait_until step and "check this" an assert_visible
+    # step; before them, the verify_ref of the step before and the success_check
+    assert len(state["task"]["steps"]) == (5 if state["flow_kinds"] else 3) and "text:WLAN" in state["yaml"]
     assert state["problems"] == [] and state["ok"], state["problems"]
     wlan = rig.phone.snapshot()["settings"]["wlan"]
     saved = rig.post("/api/save", {"module": "studiotest", "name": "flip_wlan", "patterns": ["翻转一下网络页的无线开关"]})
@@ -247,9 +250,13 @@ def test_a_three_step_template_built_through_the_api_is_saved_and_runs_with_no_m
     assert cli.main(["modules", "check"]) == 0
     rig.phone.force_stop("com.android.settings")
     code = cli.main(["run", "翻转一下网络页的无线开关", "--device", rig.server.serial, "--adb-port", str(rig.server.port),
-                     "--runs-dir", str(rig.runs), "--json"])
+                     "--runs-dir", str(rig.runs / "saved"), "--json"])
     assert code == 0
     assert rig.phone.snapshot()["settings"]["wlan"] is (not wlan)    # the phone's switch flipped again
+    if state["flow_kinds"]:   # the studio's wait and check ran as steps of their own, and held
+        record = json.loads(next((rig.runs / "saved").glob("*/run.json")).read_text(encoding="utf-8"))
+        ran = {s["step"]["action"]: s["status"] for s in record["steps"]}
+        assert ran["wait_until"] == ran["assert_visible"] == "success", ran
 
 
 def test_a_draft_is_checked_with_the_messages_of_modules_check(rig: Rig) -> None:

@@ -35,10 +35,10 @@ from remote.apps.base import (
     DefaultHandler,
     TaskTemplate,
     compile_pattern,
-    load_module,
     normalize_task,
-    read_module,
 )
+from remote.apps.links import check_runs
+from remote.apps.loading import load_module, read_module
 from remote.apps.near import NearMiss, near_misses
 from remote.apps.schema import Problem
 from remote.errors import ConfigError
@@ -74,6 +74,7 @@ class ModuleRegistry:
         self.load_warnings: list[Problem] = []   # said at every load, not only by `modules check`
         self._claims: dict[str, _Claim] = {}
         self._handlers: dict[str, AppHandler] = {}
+        self._broken_dirs: dict[str, Path] = {}
         for base in dirs:
             if not Path(base).is_dir():
                 self._warn(Path(base), None, "no such folder of modules", "check REMOTE_MODULES")
@@ -83,9 +84,12 @@ class ModuleRegistry:
                 if module is None:
                     self.broken[config.parent.name] = problems
                     self._claims[config.parent.name] = _claim_of(config.parent)
+                    self._broken_dirs[config.parent.name] = config.parent
                     continue
                 self.warnings += problems
                 self._add(module)
+        # A template that runs an unknown task fails when it runs; `modules check` names it now.
+        self.links = check_runs(self.modules, self._broken_dirs)
 
     def _warn(self, path: Path, line: int | None, message: str, hint: str = "") -> None:
         problem = Problem(path, line, message, hint, warning=True)
@@ -109,7 +113,7 @@ class ModuleRegistry:
     @property
     def problems(self) -> list[Problem]:
         """Every problem of every module, errors first."""
-        return [p for ps in self.broken.values() for p in ps] + self.warnings
+        return [p for ps in self.broken.values() for p in ps] + self.links + self.warnings
 
     def get(self, name: str) -> AppModule:
         if name in self.broken:

@@ -8,7 +8,7 @@ A module is a folder ``remote/apps/<name>/`` with::
     prompts/planner.txt  extra planner instructions for this app (optional)
     handler.py         an AppHandler subclass named Handler (optional)
 
-Everything is loaded once into frozen dataclasses and validated against one
+Everything is loaded once (``remote.apps.loading``) into frozen dataclasses and validated against one
 schema (``schema.py``); problems name the file and the line, each once.
 """
 
@@ -21,26 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from remote.apps.schema import (
-    CONFIG_KEYS,
     SLOT_KINDS,
-    TASK_KEYS,
-    Checker,
-    Problem,
-    check_failures,
-    check_slots,
-    check_step_keys,
-    check_success,
-    slots_used,
 )
 from remote.core.plan import sensitivity
 from remote.core.plan.actions import ArgsError
 from remote.core.plan.checks import FailureScreen, parse_success_check
 from remote.core.plan.schema import parse_step
+from remote.core.plan.values import SLOT, fill_slots
 from remote.core.records import StepPlan, TaskPlan
-from remote.errors import ConfigError, did_you_mean
-from remote.yamlfile import line_of, line_of_key, load_yaml
+from remote.errors import ConfigError
+from remote.yamlfile import line_of
 
-_SLOT = re.compile(r"\{(\w+)\}")
 MAX_TASK_CHARS = 500   # a sentence, not a document: routing stays fast whatever the text
 KEY_ACTIONS = ("press_key", "wait", "go_home", "finish")   # templates of these alone have nothing to check
 
@@ -55,6 +46,8 @@ class TaskTemplate:
     description: str = ""
     line: int | None = None
     failures: tuple[dict[str, str], ...] = ()
+    answer: str = ""                           # "{variable}" or a text with {variables}: what the task answers
+    env: dict[str, str | None] = field(default_factory=dict)   # slots -e KEY=VALUE may give (default or None)
     kinds: dict[str, str] = field(default_factory=dict)   # slot -> the kind of value it takes (schema.SLOT_KINDS)
     _regexes: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
 
@@ -78,7 +71,7 @@ class TaskTemplate:
         """How narrowly the slots are bound, to break a routing tie: 2 no free slot (every one a closed list),
         1 some slot of a kind (a URL), 0 some slot of free text. ``open {app}`` with a known app name (2) wins
         over ``open {url}`` (1)."""
-        free = [k for k in _declared(list(self.patterns)) if not self.slots.get(k)]
+        free = [k for k in declared_slots(list(self.patterns)) if not self.slots.get(k)]
         return 0 if any(k not in self.kinds for k in free) else 1 if free else 2
 
     def _canonical(self, slot: str, value: str) -> str:
@@ -110,7 +103,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     space between a slot and a Latin word (``send {message} to {contact}``), the
     word must stand alone: "tomorrow" does not end a message at its "to".
     """
-    parts = _SLOT.split(pattern)
+    parts = SLOT.split(pattern)
     rx = ""
     slots = parts[1::2]
     for i, part in enumerate(parts):
@@ -132,17 +125,6 @@ _ALONE_BEFORE, _ALONE_AFTER = r"(?<![a-z0-9])", r"(?![a-z0-9])"   # the pattern 
 
 def _latin(ch: str) -> bool:
     return ch.isascii() and ch.isalnum()
-
-
-def fill_slots(value: Any, slots: dict[str, str]) -> Any:
-    """Replace ``{slot}`` in every string of a step (values are inserted literally, never re-parsed)."""
-    if isinstance(value, str):
-        return _SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), value)
-    if isinstance(value, dict):
-        return {k: fill_slots(v, slots) for k, v in value.items()}
-    if isinstance(value, list):
-        return [fill_slots(v, slots) for v in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -175,179 +157,8 @@ class AppModule:
         return step.sensitive or bool(sensitivity.sensitive_reason(step, self.sensitive))
 
 
-def _read(c: Checker) -> Any:
-    try:
-        return load_yaml(c.path)
-    except ConfigError as exc:   # the Problem shows the file and line: the reason alone, not them twice
-        c.add(exc.line, exc.reason, exc.hint)
-        return None
-
-
-def _config(c: Checker) -> dict[str, Any]:
-    cfg = _read(c) if c.path.is_file() else None
-    if cfg is None:
-        if not c.path.is_file():
-            c.add(None, "missing", "every module folder needs a config.yaml (see docs/modules.md)")
-        return {}
-    if not c.mapping(cfg, "config.yaml", 1):
-        return {}
-    c.keys(cfg, CONFIG_KEYS, "config.yaml")
-    for key in ("keywords", "sensitive"):
-        if key in cfg:
-            c.string_list(cfg[key], key, line_of_key(cfg, key))
-    if not isinstance(cfg.get("stable_ids", False), bool):
-        c.add(line_of_key(cfg, "stable_ids"), "stable_ids must be true or false",
-              "true only if the app keeps its resource ids across releases")
-    loaded: dict[str, Any] = cfg
-    return loaded
-
-
-def _fixed_points(c: Checker, cfg: dict[str, Any], raw: Any) -> dict[str, tuple[float, float]]:
-    fixed: dict[str, tuple[float, float]] = {}
-    if raw is None:
-        return fixed
-    if not c.mapping(raw, "fixed_points", line_of_key(cfg, "fixed_points")):
-        return fixed
-    for key, point in raw.items():
-        if not (isinstance(point, list | tuple) and len(point) == 2
-                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in point)):
-            c.add(line_of_key(raw, key), f"fixed_points.{key} must be [x, y]")
-            continue
-        fixed[str(key)] = (float(point[0]), float(point[1]))
-    return fixed
-
-
-def load_module(folder: Path) -> AppModule:
-    """Read one module folder; a ConfigError lists every problem (file:line) when it is not usable."""
-    module, problems = read_module(folder)
-    if module is None:
-        errors = [p for p in problems if not p.warning]
-        first = errors[0]
-        more = "; ".join(str(p) for p in errors[1:])
-        raise ConfigError(first.message + (f"; also: {more}" if more else ""), path=str(first.path),
-                          line=first.line, hint=first.hint)
-    return module
-
-
-def read_module(folder: Path) -> tuple[AppModule | None, list[Problem]]:
-    """Read and validate one module folder: the module (None when unusable) and every problem found."""
-    conf = Checker(folder / "config.yaml")
-    cfg = _config(conf)
-    name = str(cfg.get("name") or folder.name)
-    homes = tuple(str(h) for h in _as_list(cfg.get("home_ref")) if str(h).strip())
-    fixed = _fixed_points(conf, cfg, cfg.get("fixed_points"))
-    failures = tuple(check_failures(conf, cfg.get("failures"), line_of_key(cfg, "failures")))
-    tasks = Checker(folder / "tasks.yaml")
-    templates = tuple(_load_templates(tasks, failures)) if tasks.path.is_file() else ()
-    problems = conf.problems + tasks.problems
-    if any(not p.warning for p in problems):
-        return None, problems
-    return AppModule(name=name, path=folder, display_name=str(cfg.get("display_name") or name),
-                     package=str(cfg.get("package") or ""),
-                     keywords=tuple(str(k) for k in _as_list(cfg.get("keywords"))),
-                     home_ref=(homes[0] if homes else None), home_refs=homes,
-                     sensitive=tuple(str(s) for s in _as_list(cfg.get("sensitive"))),
-                     fixed_points=fixed, templates=templates, default=bool(cfg.get("default")),
-                     stable_ids=bool(cfg.get("stable_ids")), failures=failures), problems
-
-
-def _as_list(value: Any) -> list[Any]:
-    return [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
-
-
-def _load_templates(c: Checker, module_failures: tuple[dict[str, str], ...], data: Any = None,
-                    top_keys: tuple[str, ...] = ("tasks",)) -> list[TaskTemplate]:
-    """The templates of a tasks.yaml (read here, or ``data`` already read: a learned task's file)."""
-    data = _read(c) if data is None else data
-    if data is None:
-        return []
-    raw_tasks = data.get("tasks") if isinstance(data, dict) else None
-    if not isinstance(raw_tasks, list):
-        c.add(line_of(data, 1), f"{c.path.name} needs a 'tasks:' list")
-        return []
-    c.keys(data, top_keys, c.path.name)
-    out = []
-    for raw in raw_tasks:
-        template = _load_template(c, raw, module_failures)
-        if template is not None:
-            out.append(template)
-    return out
-
-
-def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], ...]) -> TaskTemplate | None:
-    line = line_of(raw)
-    if not isinstance(raw, dict) or not raw.get("name") or not raw.get("patterns") or not raw.get("steps"):
-        c.add(line, "each task needs name, patterns and steps")
-        return None
-    name = str(raw["name"])
-    c.keys(raw, TASK_KEYS, f"task {name}", line)
-    before = len(c.problems)
-    patterns = c.string_list(raw["patterns"], f"task {name}: patterns", line)
-    regexes = []
-    for p in patterns:
-        try:
-            regexes.append(compile_pattern(p))
-        except (ValueError, re.error) as exc:
-            c.add(line, f"task {name}: {exc}")
-    slots: dict[str, dict[str, str]] = {}
-    kinds: dict[str, str] = {}
-    if isinstance(raw.get("slots"), dict):
-        for k, v in raw["slots"].items():
-            if isinstance(v, str):   # a kind of value: slots: {url: url}
-                if v in SLOT_KINDS:
-                    kinds[str(k)] = v
-                else:
-                    c.add(line_of_key(raw["slots"], k) or line, f"task {name}: slots.{k}: unknown kind {v[:40]!r}",
-                          did_you_mean(v, SLOT_KINDS, "kinds"))
-                continue
-            choices = _slot_choices(v)
-            if choices is None:
-                c.add(line_of_key(raw["slots"], k) or line, f"task {name}: slots.{k} must be a list, a mapping "
-                      "canonical -> [spoken words], or a kind of value (" + ", ".join(SLOT_KINDS) + ")")
-            else:
-                slots[str(k)] = choices
-    if not isinstance(raw["steps"], list):
-        c.add(line, f"task {name}: steps must be a list")
-        return None
-    for i, step in enumerate(raw["steps"], start=1):
-        where = f"task {name} step {i}"
-        check_step_keys(c, step, where, line_of(step, line))
-        problems: list[str] = []
-        parse_step(copy.deepcopy(step), i, source="template", problems=problems, repairs=[])
-        for problem in problems:
-            c.add(line_of(step, line), f"task {name}: {problem}")
-    check_success(c, raw.get("success_check"), name, line_of_key(raw, "success_check") or line)
-    keys_only = all(isinstance(s, dict) and str(s.get("action", "")) in KEY_ACTIONS for s in raw["steps"])
-    if "success_check" not in raw and not keys_only:
-        c.add(line, f"task {name}: no success_check: a run can only say that its steps ran, not that the task "
-              "is done", "say what the finished screen shows (docs/modules.md: success_check)", warning=True)
-    failures = tuple(check_failures(c, raw.get("failures"), line_of_key(raw, "failures") or line))
-    # The module's failure screens apply to the templates that declare every slot they mention.
-    module_failures = tuple(f for f in module_failures if slots_used(f) <= _declared(patterns))
-    check_slots(c, raw, name, line, slots_used(list(module_failures)))
-    if len(c.problems) > before and any(not p.warning for p in c.problems[before:]):
-        return None
-    return TaskTemplate(name=name, patterns=tuple(patterns), steps=tuple(raw["steps"]), slots=slots,
-                        success_check=dict(raw.get("success_check") or {}),
-                        description=str(raw.get("description") or ""), line=line,
-                        failures=module_failures + failures, kinds=kinds, _regexes=tuple(regexes))
-
-
-def _declared(patterns: list[str]) -> set[str]:
-    return {s for p in patterns for s in _SLOT.findall(p)}
-
-
-def _slot_choices(value: Any) -> dict[str, str] | None:
-    if isinstance(value, list):
-        return {str(v): str(v) for v in value}
-    if isinstance(value, dict):
-        out: dict[str, str] = {}
-        for canonical, spoken in value.items():
-            for word in ([spoken] if isinstance(spoken, str) else spoken or []):
-                out[str(word)] = str(canonical)
-            out[str(canonical)] = str(canonical)
-        return out
-    return None
+def declared_slots(patterns: list[str]) -> set[str]:
+    return {s for p in patterns for s in SLOT.findall(p)}
 
 
 class AppHandler:
@@ -377,8 +188,10 @@ class DefaultHandler(AppHandler):
 
 
 def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str], *,
-               source: str = "template", where: Path | None = None) -> TaskPlan:
-    """The plan of ``template`` with its slots filled; ``source`` "learned" for a learned task (``where``: its file)."""
+                source: str = "template", where: Path | None = None) -> TaskPlan:
+    """The plan of ``template`` with its slots filled; ``source`` "learned" for a learned task (``where``: its
+    file). A {name} no slot fills (a value from -e, an extracted one) stays, and each step keeps its form as
+    written (``StepPlan.template``) to be filled at run time."""
     steps = []
     where_text = str(where or module.path / "tasks.yaml")
     for i, raw in enumerate(template.steps, start=1):
@@ -388,11 +201,7 @@ def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str],
                           repairs=[])
         if step is None or unfilled is None or problems:  # a slot's value made a bad step (a number, a URL)
             raise ConfigError(f"task {template.name}: " + "; ".join(problems), path=where_text, line=line_of(raw))
-        # Sensitivity is decided on the module's own words and on what the filled step does (a call, a
-        # deep link), never on the words of the user's slots (a message that mentions 删除 deletes nothing).
-        reason = ("declared sensitive" if raw.get("sensitive") else "") or \
-            sensitivity.sensitive_reason(unfilled, module.sensitive) or sensitivity.by_action(step)
-        step.sensitive, step.sensitive_reason = bool(reason), reason
+        _prepare(module, step, unfilled)
         steps.append(step)
     try:
         check = parse_success_check(fill_slots(dict(template.success_check), slots))
@@ -402,4 +211,19 @@ def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str],
     failures = tuple(FailureScreen(says=fill_slots(f["says"], slots), text=fill_slots(f.get("text"), slots),
                                    target=fill_slots(f.get("target"), slots)) for f in template.failures)
     return TaskPlan(analysis={"template": template.name, "slots": slots, "description": template.description},
-                    steps=steps, source=source, module=module.name, success_check=check, failures=failures)
+                    steps=steps, source=source, module=module.name, success_check=check, failures=failures,
+                    answer=template.answer, slots=dict(slots), env=dict(template.env),
+                    check_template=dict(template.success_check))
+
+
+def _prepare(module: AppModule, step: StepPlan, unfilled: StepPlan) -> None:
+    """Sensitivity, decided on the module's own words and on what the filled step does (a call, a deep link),
+    never on the words of the user's slots (a message that mentions 删除 deletes nothing); and the step as
+    written, kept for filling at run time. A block's steps alike."""
+    raw = unfilled.template or {}
+    reason = ("declared sensitive" if raw.get("sensitive") else "") or \
+        sensitivity.sensitive_reason(unfilled, module.sensitive) or sensitivity.by_action(step)
+    step.sensitive, step.sensitive_reason = bool(reason), reason
+    step.template = unfilled.template
+    for child, plain in zip(step.steps, unfilled.steps, strict=False):
+        _prepare(module, child, plain)

@@ -40,7 +40,8 @@ from typing import Any
 import yaml
 from PIL import Image
 
-from remote.apps.base import TaskTemplate, _load_templates
+from remote.apps.base import TaskTemplate
+from remote.apps.loading import load_templates
 from remote.apps.schema import Checker, Problem
 from remote.apps.tasks_file import append_task, plain, save_crop
 from remote.core.safe_files import write_atomic
@@ -122,7 +123,7 @@ class LearnedStore:
             c.add(exc.line, exc.message, exc.hint)
             self.problems += c.problems
             return None
-        templates = _load_templates(c, (), data, top_keys=LEARNED_TOP_KEYS)
+        templates = load_templates(c, (), data, top_keys=LEARNED_TOP_KEYS)
         meta = data.get("learned") if isinstance(data, dict) else None
         if not isinstance(meta, dict):
             c.add(1, "a learned task needs its 'learned:' block (module, task, source_run ...)")

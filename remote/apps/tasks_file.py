@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 from PIL import Image, PngImagePlugin
 
-from remote.apps.base import TaskTemplate, _load_templates
+from remote.apps.base import TaskTemplate
+from remote.apps.loading import load_templates
 from remote.apps.schema import Checker, Problem
 from remote.core.locate.assets import SOURCE_SIZE_KEY
 from remote.core.safe_files import write_atomic
@@ -38,7 +39,7 @@ def check_text(text: str, path: Path, failures: tuple[dict[str, str], ...] = ())
     except ConfigError as exc:
         checker.add(exc.line, exc.reason, exc.hint)
         return [], checker.problems
-    return _load_templates(checker, failures, parsed), checker.problems
+    return load_templates(checker, failures, parsed), checker.problems
 
 
 def task_block(task: dict[str, Any], note: str) -> str:

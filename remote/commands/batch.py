@@ -43,7 +43,8 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
     limits = Limits(max_steps=args.max_steps, max_seconds=args.max_seconds,
                     budget=Budget(max_model_calls=args.max_model_calls, max_tokens=args.max_tokens))
     options = RunOptions(strategy=LocateStrategy(args.strategy), yes=args.yes, dry_run=getattr(args, "dry_run", False),
-                         module=getattr(args, "module", None), runs_dir=Path(args.runs_dir))
+                         module=getattr(args, "module", None), runs_dir=Path(args.runs_dir),
+                         env=tuple(getattr(args, "env", None) or ()))
     return RunSettings(limits=limits, options=options, operation_delay=Settings.from_env().operation_delay)
 
 

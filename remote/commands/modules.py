@@ -9,6 +9,7 @@ from typing import Any
 
 from remote.apps import APPS_DIR, AppModule, ModuleRegistry, TaskTemplate
 from remote.apps.learned import LearnedStore
+from remote.apps.schema import step_targets, walk
 from remote.commands._learned import store as learned_store
 from remote.commands._modules import registry as module_registry
 from remote.core.locate.assets import AssetsManager
@@ -17,14 +18,9 @@ from remote.errors import BadInput
 
 
 def _targets(template_steps: Any) -> list[tuple[str, int | None]]:
-    """Every target a template's steps name: target_ref (and its alternatives), the fallback's, verify_ref."""
-    out = []
-    for step in template_steps:
-        for ref in (step.get("target_ref"), (step.get("fallback") or {}).get("target_ref"), step.get("verify_ref")):
-            for one in ref if isinstance(ref, list) else [ref]:
-                if isinstance(one, str) and one:
-                    out.append((one, getattr(step, "line", None)))
-    return out
+    """Every target a template's steps name (blocks' steps included): target_ref (and its alternatives), the
+    fallback's, verify_ref, a flow step's target and its when's."""
+    return [(ref, line) for _, step, line in walk(list(template_steps)) for ref in step_targets(step)]
 
 
 def _refs(template_steps: Any) -> list[tuple[str, int | None]]:

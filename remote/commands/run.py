@@ -39,6 +39,8 @@ class Progress:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.out = stream if stream is not None else sys.stderr  # looked up now: tests swap sys.stderr
         self.total = 0
+        self.open = 0                       # the step whose line waits for its result
+        self.depth: dict[int, int] = {}     # a block's steps are indented under it
 
     def _print(self, text: str, end: str = "\n") -> None:
         print(text, end=end, file=self.out, flush=True)
@@ -49,11 +51,24 @@ class Progress:
         if plan.success_check:
             self._print(f"  final check: {plan.success_check.describe()}")
 
+    def _head(self, step: StepPlan) -> str:
+        depth = self.depth.get(step.step, 0)
+        number = f"{step.step}/{self.total}" if not depth else str(step.step)
+        return f"  {'   ' * depth}[{number}] {step.label} ..."
+
     def on_step_start(self, step: StepPlan, total: int) -> None:
-        self.total = total   # the runner's: steps run and still queued, after replans too
-        self._print(f"  [{step.step}/{self.total}] {step.label} ...", end="")
+        if self.open:
+            self._print("")
+        self.depth[step.step] = self.depth.get(step.parent, -1) + 1 if step.parent else 0
+        if not step.parent:
+            self.total = total   # the runner's: steps run and still queued, after replans too
+        self._print(self._head(step), end="")
+        self.open = step.step
 
     def on_step_end(self, sr: StepResult) -> None:
+        if self.open != sr.step.step:    # a block: its steps were printed in between
+            self._print(self._head(sr.step), end="")
+        self.open = 0
         loc = sr.locate_result
         tier = f" via {loc.method_used} ({loc.element.confidence:.2f})" if loc and loc.element and loc.success else ""
         extra = f": {sr.error_message}" if sr.error_message else ""
@@ -64,7 +79,7 @@ class Progress:
         if phases and sr.elapsed >= 1.0:
             notes.append("time: " + ", ".join(f"{k} {v / 1000:.2f}s" for k, v in phases.items()))
         for note in notes:
-            self._print(f"      {note}")
+            self._print(f"      {'   ' * self.depth.get(sr.step.step, 0)}{note}")
 
     def on_note(self, message: str) -> None:
         self._print(f"warning: {message}")
@@ -112,9 +127,15 @@ def summary(result: TaskResult, dry_run: bool = False) -> dict[str, Any]:
             "failure": result.failure.value if result.failure else None, "plan_source": result.plan_source,
             "learned": result.learning.get("learned") or result.learning.get("replayed"),
             "final_check": final.to_dict() if final else None,
+            "steps_skipped": sum(sr.status is StepStatus.SKIPPED for sr in steps), "answer": result.answer,
             "model_calls": result.model_usage.calls, "tokens": result.model_usage.total_tokens,
             "seconds": round(result.total_time, 2), "error": result.error_message, "record": result.record_dir,
             "record_error": result.record_error or None, "exit_code": int(result.exit_code)}
+
+
+def answer_text(answer: Any) -> str:
+    """A question task's answer for people: a text as it is, anything else as JSON (true, 37, ["a", "b"])."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
 
 def print_summary(result: TaskResult, dry_run: bool) -> None:
@@ -123,6 +144,8 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
     head = "DRY RUN (plan valid)" if result.status is TaskStatus.PLANNED else \
         result.status.value.upper() + (" (dry run)" if dry_run else "")
     print(f"\n{head}: {result.task}")
+    if result.answer is not None:
+        print(f"  answer: {answer_text(result.answer)}")
     if dry_run:
         print("  nothing was done on the phone: the plan was checked against the current screen only")
     counts = f"{info['steps_ok']}/{info['steps_planned']} steps ok"
@@ -130,6 +153,8 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
         counts += f", {info['steps_failed']} failed"
     if info["steps_not_checked"]:
         counts += f", {info['steps_not_checked']} not checked"
+    if info["steps_skipped"]:
+        counts += f", {info['steps_skipped']} skipped"
     if info["steps_not_done"]:
         counts += f", {info['steps_not_done']} not done"
     print(f"  module {info['module'] or '-'}, {counts}, {calls}, {info['seconds']:.1f} s")
@@ -164,7 +189,8 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(max_steps=args.max_steps, max_seconds=args.max_seconds,
                     budget=Budget(max_model_calls=args.max_model_calls, max_tokens=args.max_tokens))
     options = RunOptions(strategy=LocateStrategy(args.strategy), dry_run=args.dry_run, yes=args.yes,
-                         module=args.module, runs_dir=Path(args.runs_dir) if args.runs_dir else None)
+                         module=args.module, runs_dir=Path(args.runs_dir) if args.runs_dir else None,
+                         env=tuple(args.env or ()))
     with terminate_as_interrupt(), open_device(args, lock=True) as (adb, sim):
         runner = build_runner(adb, llm=llm, limits=limits, options=options, person=TerminalPerson(),
                               registry=module_registry(),

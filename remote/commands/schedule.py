@@ -37,7 +37,7 @@ def _serials(args: argparse.Namespace) -> list[str]:
 
 def _fire(args: argparse.Namespace, due: list[tuple[ScheduleEntry, datetime]]) -> None:
     started = time.time()
-    entries = [BatchEntry(e.task, e.device, 1, e.line) for e, _ in due]
+    entries = [BatchEntry(e.task, e.device, 1, e.line, e.env) for e, _ in due]
     print(f"\n{datetime.now():%Y-%m-%d %H:%M:%S} firing: " + "; ".join(f"{e.cron} {e.task!r}" for e, _ in due),
           file=sys.stderr, flush=True)
     view = FleetView(steps=False)

@@ -122,6 +122,9 @@ class FailureReason(enum.StrEnum):
     MODEL = "model"                       # a model call failed
     MODEL_UNREACHABLE = "model_unreachable"   # no connection to the model's server (the environment's failure)
     INTERNAL = "internal"                 # a bug of ours
+    ASSERTION = "assertion"               # an assert_visible / assert_not_visible (or a sub-task's check) did not hold
+    TIMEOUT = "timeout"                   # a wait_until's condition never came true within its timeout_ms
+    NOT_READ = "not_read"                 # an extract found nothing it could read as its type
 
     @property
     def environment(self) -> bool:
@@ -288,6 +291,24 @@ class FinalCheckResult:
 
 
 @dataclass
+class Look:
+    """One look of a flow step at the screen, kept so that ``remote replay`` can decide it again offline.
+
+    ``kind``: visible | not_visible | checked | not_checked | app | version | extract; ``seen`` what it
+    found (None: nothing could tell); ``value`` what an extract read; ``image``/``xml`` the screen's files
+    in the run record (set by the recorder)."""
+
+    kind: str
+    target: str
+    seen: bool | None
+    evidence: str = ""
+    method: str = ""
+    value: Any = None
+    image: str = ""
+    xml: str = ""
+
+
+@dataclass
 class StepResult:
     step: StepPlan
     status: StepStatus = StepStatus.PENDING
@@ -310,6 +331,9 @@ class StepResult:
     popups: list[dict[str, Any]] = field(default_factory=list)  # what was dismissed: {"type", "description", "image"}
     popup_screens: list[Any] = field(default_factory=list, repr=False, compare=False,
                                      metadata={"transient": True})  # the screens the popups were seen on
+    looks: list[Look] = field(default_factory=list)     # what a flow step saw (its when, waits, reads)
+    look_screens: list[Any] = field(default_factory=list, repr=False, compare=False,
+                                    metadata={"transient": True})   # the screen of each look (None: not kept)
 
     @property
     def elapsed(self) -> float:
@@ -334,6 +358,7 @@ class TaskResult:
     error_type: str = ""         # the exception class that ended the task, e.g. DeviceDisconnected
     failure: FailureReason | None = None
     final_check: FinalCheckResult | None = None
+    answer: Any = None           # what a question task answers (its plan's answer:), typed: str, number, bool, list
     steps_planned: int = 0       # steps run and steps still queued (the plan as it stands after replans)
     record_error: str = ""       # the run record could not be written (a full disk): the outcome still stands
     learning: dict[str, Any] = field(default_factory=dict)   # a learned task replayed, or one learned from this run

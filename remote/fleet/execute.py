@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from remote.apps import APPS_DIR, ModuleRegistry
@@ -60,7 +61,8 @@ def run_job(job: Job, phone: Phone, settings: RunSettings, *, listener: Listener
     except DeviceError as exc:   # the runner's first command fails the same way, and the record says so
         logger.info("phone %s not reachable before the task: %s", phone.serial, exc.message)
     try:
-        runner = build_runner(adb, llm=LLMConfig.from_env(), limits=settings.limits, options=settings.options,
+        options = replace(settings.options, env=tuple({**dict(settings.options.env), **dict(job.env)}.items()))
+        runner = build_runner(adb, llm=LLMConfig.from_env(), limits=settings.limits, options=options,
                               listener=listener, registry=modules or process_registry(),
                               clock=clock or Clock(settings.limits.max_seconds))
         result = runner.run(job.task)
@@ -81,4 +83,5 @@ def from_task(job: Job, serial: str, result: TaskResult, *, started: float, gone
     return JobResult(job=job, phone=serial, status=result.status.value, exit_code=int(result.exit_code),
                      failure=result.failure.value if result.failure else None, error=error,
                      seconds=result.total_time, model_calls=usage.calls, tokens=usage.total_tokens,
-                     record=result.record_dir or None, started=started, ended=time.time(), phone_gone=gone)
+                     record=result.record_dir or None, started=started, ended=time.time(), phone_gone=gone,
+                     answer=result.answer)

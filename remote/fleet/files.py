@@ -13,6 +13,11 @@ A schedule file (``remote schedule FILE``)::
     - cron: "0 8 * * *"    # minute hour day-of-month month day-of-week (crontab order), local time
       task: 打开设置
       device: all
+
+Either takes ``env:`` per entry, the slots a template needs and the sentence does not say (as ``-e``)::
+
+    - task: 发早安消息
+      env: {contact: 张三}
 """
 
 from __future__ import annotations
@@ -26,14 +31,16 @@ import yaml
 from apscheduler.triggers.cron import CronTrigger
 
 from remote.apps import check_task
+from remote.core.plan.values import env_entry
 from remote.errors import ConfigError, did_you_mean
 from remote.fleet.jobs import ALL, ANY, Job
 from remote.yamlfile import line_of, line_of_key, load_yaml
 
 MAX_REPEAT = 1000
 MAX_JOBS = 10_000
-BATCH_KEYS = {"task", "device", "repeat"}
-SCHEDULE_KEYS = {"cron", "task", "device", "timezone"}
+BATCH_KEYS = {"task", "device", "repeat", "env"}
+SCHEDULE_KEYS = {"cron", "task", "device", "timezone", "env"}
+MAX_ENV = 50
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,7 @@ class BatchEntry:
     device: str
     repeat: int
     line: int | None
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class ScheduleEntry:
     device: str
     line: int | None
     trigger: CronTrigger
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
@@ -124,6 +133,24 @@ def _device(entry: dict[str, Any], path: Path, line: int | None) -> str:
     return device
 
 
+def _env(entry: dict[str, Any], path: Path) -> tuple[tuple[str, str], ...]:
+    """``env: {contact: 张三}``: the entry's -e values."""
+    value = entry.get("env")
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or len(value) > MAX_ENV:
+        raise ConfigError(f"env must map slot names to values (env: {{contact: 张三}}; at most {MAX_ENV})",
+                          path=str(path), line=line_of_key(entry, "env"))
+    out = []
+    for key, item in value.items():
+        try:
+            out.append(env_entry(key, item))
+        except ValueError as exc:
+            raise ConfigError(f"env: {exc}", path=str(path), line=line_of_key(value, key) or
+                              line_of_key(entry, "env")) from exc
+    return tuple(out)
+
+
 def load_batch(path: Path) -> list[BatchEntry]:
     """The entries of a batch file, in order; a ConfigError listing every problem (file:line each)."""
     out: list[BatchEntry] = []
@@ -139,7 +166,8 @@ def load_batch(path: Path) -> list[BatchEntry]:
             if total > MAX_JOBS:
                 raise ConfigError(f"more than {MAX_JOBS} jobs in one batch", path=str(path), line=line,
                                   hint="split the file")
-            out.append(BatchEntry(_task(entry, path, line), _device(entry, path, line), repeat, line))
+            out.append(BatchEntry(_task(entry, path, line), _device(entry, path, line), repeat, line,
+                                  _env(entry, path)))
         except ConfigError as exc:
             problems.append(exc)
     if problems:
@@ -153,7 +181,7 @@ def expand(entries: list[BatchEntry], serials: list[str]) -> list[Job]:
     for entry in entries:
         for _ in range(entry.repeat):
             targets = serials if entry.device == ALL else [entry.device]
-            jobs += [Job(task=entry.task, device=d, index=len(jobs) + i, line=entry.line)
+            jobs += [Job(task=entry.task, device=d, index=len(jobs) + i, line=entry.line, env=entry.env)
                      for i, d in enumerate(targets)]
     return jobs
 
@@ -190,5 +218,5 @@ def load_schedule(path: Path) -> list[ScheduleEntry]:
                               line=line_of_key(entry, "cron"),
                               hint='five fields: minute hour day month weekday, e.g. "0 8 * * *"') from exc
         device = _device(entry, path, line)
-        out.append(ScheduleEntry(cron, _task(entry, path, line), device, line, trigger))
+        out.append(ScheduleEntry(cron, _task(entry, path, line), device, line, trigger, _env(entry, path)))
     return out

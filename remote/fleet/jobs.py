@@ -51,6 +51,7 @@ class Job:
     index: int = 0
     line: int | None = None
     attempt: int = 1
+    env: tuple[tuple[str, str], ...] = ()   # the entry's env: (-e values; they win over the command's -e)
 
     @property
     def pinned(self) -> bool:
@@ -75,6 +76,7 @@ class JobResult:
     ended: float = 0.0
     phone_gone: bool = False      # the phone was no longer connected after the job
     earlier: list[dict[str, Any]] = field(default_factory=list)   # attempts before this one (a retry)
+    answer: Any = None            # a question task's typed answer
 
     @property
     def ok(self) -> bool:
@@ -96,7 +98,7 @@ class JobResult:
         return {"index": self.job.index, "task": self.job.task, "device": self.job.device, "phone": self.phone,
                 "status": self.status, "exit_code": self.exit_code, "failure": self.failure, "error": self.error,
                 "seconds": round(self.seconds, 2), "model_calls": self.model_calls, "tokens": self.tokens,
-                "record": self.record, "line": self.job.line, "attempts": self.job.attempt,
+                "record": self.record, "answer": self.answer, "line": self.job.line, "attempts": self.job.attempt,
                 "retried_from": self.retried_from(), "earlier_attempts": self.earlier}
 
 

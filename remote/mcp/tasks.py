@@ -10,6 +10,7 @@ notifications; the result names the run record.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -131,6 +132,8 @@ def summary(result: TaskResult) -> str:
     lines = [f"{result.status.value.upper()}: {result.task}",
              f"module {result.module or '-'}, plan from {source}, {ok}/{len(result.step_results)} steps ok, "
              f"{calls} model calls, {result.total_time:.1f} s"]
+    if result.answer is not None:   # a question task's typed answer, as JSON: "明天见", true, 13
+        lines.insert(1, f"answer: {json.dumps(result.answer, ensure_ascii=False)}")
     learning = learning_words(result.learning or {})
     if learning:
         lines.append(learning)

@@ -35,6 +35,7 @@ from remote.core.locate.target_ref import parse_target
 from remote.core.locate.tree_roles import is_editable
 from remote.core.locate.ui_tree import UINode, UITree
 from remote.core.plan.actions import InputText, LaunchApp, LongPress, Tap
+from remote.core.plan.flow import is_flow
 from remote.core.records import StepResult, StepStatus, TaskResult, TaskStatus
 from remote.runner.learn_slots import generalise, patterns_for, slot_values
 from remote.runner.protocols import Locator
@@ -125,7 +126,9 @@ def _done_steps(results: list[StepResult]) -> list[tuple[StepResult, Screen | No
     last: Screen | None = None
     for sr in results:
         before = sr.screenshot_before if isinstance(sr.screenshot_before, Screen) else last
-        if sr.status is StepStatus.SUCCESS and sr.step.action.value != "finish":
+        # a block's own steps are learned inside it; a step skipped by its `when` may be needed next time
+        kept = sr.status is StepStatus.SUCCESS or (sr.status is StepStatus.SKIPPED and sr.step.when is not None)
+        if kept and sr.step.action.value != "finish" and not sr.step.parent:
             out.append((sr, before))
         # after a blind act (a key, a launch, typing) the screen is unknown until a step looks again
         last = sr.screenshot_after if isinstance(sr.screenshot_after, Screen) else None
@@ -139,8 +142,8 @@ def with_way_back(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for i, step in enumerate(steps):
         out.append(step)
         following = steps[i + 1] if i + 1 < len(steps) else None
-        if step["action"] == "launch_app" and following is not None and following.get("anchors") \
-                and following["action"] not in ("back_to_home", "go_home", "launch_app"):
+        if step.get("action") == "launch_app" and following is not None and following.get("anchors") \
+                and following.get("action") not in ("back_to_home", "go_home", "launch_app"):
             out.append({"action": "back_to_home", "target_ref": list(following["anchors"]),
                         "description": "back to the screen the task was learned from"})
     return out
@@ -159,7 +162,13 @@ def _another_screen(a: set[str], b: set[str]) -> bool:
 def _step(sr: StepResult, screen: Screen | None, locator: Locator, slots: dict[str, str], *,
           stable_ids: bool, crops: dict[str, Image.Image], number: int, elsewhere: set[str]) -> dict[str, Any]:
     plan = sr.step
+    if is_flow(plan.action.value) or sr.status is StepStatus.SKIPPED:
+        # written as the plan wrote it (a check, a wait, a block with its steps, a step its `when` skipped)
+        written: dict[str, Any] = generalise(plan.to_template(), slots)
+        return written
     step: dict[str, Any] = {"action": plan.action.value}
+    if plan.when is not None:
+        step["when"] = generalise(plan.when.to_dict(), slots)
     params = {k: v for k, v in plan.params.items() if k != "toggle" or isinstance(plan.args, Tap)}
     if params:
         step["params"] = generalise(params, slots)

@@ -24,6 +24,7 @@ from remote.core.locate.screen import Screen
 from remote.core.locate.ui_tree import UITreeError
 from remote.core.record.report import MAX_DUMP_BYTES, inside, load_record
 from remote.errors import BadInput
+from remote.runner.looking import again as look_again
 
 if TYPE_CHECKING:
     from remote.apps import ModuleRegistry
@@ -35,7 +36,7 @@ ARTIFACTS = ("before", "after", "before_xml", "after_xml")
 @dataclass
 class Decision:
     step: int
-    kind: str          # "locate" | "verify"
+    kind: str          # "locate" | "verify" | "look" (a flow step's: is it there, what does it say)
     recorded: str
     replayed: str
     changed: bool
@@ -52,6 +53,8 @@ class _Step:
     located: dict[str, Any] | None   # success, method_used, bbox of the recorded locate result
     verified: dict[str, str]         # method, outcome of the recorded check after the step
     files: dict[str, str]            # before, after, before_xml, after_xml: names inside the record folder
+    plan: dict[str, Any]             # the step as it ran (an extract's params, targets)
+    looks: tuple[dict[str, Any], ...] = ()   # a flow step's looks: kind, target, seen, value, image, xml
 
 
 class _Fields:
@@ -113,7 +116,20 @@ class _Fields:
         verified = {k: self.text(verdict.get(k), f"{where}.verify_result.{k}") or "" for k in ("method", "outcome")}
         return _Step(self.number(plan.get("step"), f"{where}.step.step"), target,
                      self.text(plan.get("success_condition"), f"{where}.step.success_condition"), located, verified,
-                     files)
+                     files, plan, self.looks(sr.get("looks"), f"{where}.looks"))
+
+    def looks(self, value: Any, where: str) -> tuple[dict[str, Any], ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.bad(where, "a list", value)
+        out = []
+        for i, raw in enumerate(value):
+            look = self.obj(raw, f"{where}[{i}]")
+            out.append({**{k: self.text(look.get(k), f"{where}[{i}].{k}") for k in ("kind", "target", "image", "xml")},
+                        "seen": None if look.get("seen") is None else self.flag(look.get("seen"), f"{where}[{i}].seen"),
+                        "value": look.get("value")})
+        return tuple(out)
 
 
 def _image(run_dir: Path, name: str | None) -> Image.Image | None:
@@ -154,6 +170,22 @@ def _said(found: bool, tier: str, box: Any) -> str:
     return f"{'found' if found else 'not found'} {tier} {box or ''}".strip()
 
 
+def _looks(run_dir: Path, step: _Step, locator: HybridLocator) -> list[Decision]:
+    """A flow step's looks (its when, waits, scrolls, reads), decided again on the screens they were made on."""
+    out = []
+    for look in step.looks:
+        what = f"{look['kind']} {look['target']}"
+        image = _image(run_dir, look["image"])
+        if image is None:
+            if look["kind"] in ("app", "version"):
+                out.append(Decision(step.n, "look", f"{what}: {look['seen']}", "-", False,
+                                    "decided by the phone (the app in front, its version): not replayable offline"))
+            continue
+        recorded, replayed = look_again(look, step.plan, Screen(image, _xml(run_dir, look["xml"])), locator)
+        out.append(Decision(step.n, "look", f"{what}: {recorded}", f"{what}: {replayed}", recorded != replayed))
+    return out
+
+
 def replay_run(run_dir: str | Path, *, verifier: Any = None,
                registry: ModuleRegistry | None = None) -> list[Decision]:
     """Every decision of the record, re-made; ``changed`` marks the ones that differ. ``registry``: the
@@ -186,6 +218,7 @@ def _decisions(run_dir: Path, step: _Step, locator: HybridLocator, verifier: Any
     if step.target and step.located is not None and before is not None:
         screen = Screen(before, _xml(run_dir, step.files.get("before_xml")))
         out.append(_locate_decision(step, screen, locator))
+    out += _looks(run_dir, step, locator)
     after = _image(run_dir, step.files.get("after"))
     if before is not None and after is not None and step.verified["method"] in ("pixel", "tree"):
         again = verifier.classify(before, after, hierarchy_before=_xml(run_dir, step.files.get("before_xml")),

@@ -57,9 +57,11 @@ from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.capture import device_costs, wake
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
+from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
+from remote.runner.scope import Scope, walk
 from remote.runner.step_runner import StepRunner
 from remote.runner.stop_signals import StopSignals
 from remote.runner.tools import AppMissing, Apps, Capture, StepTools
@@ -85,6 +87,7 @@ class RunOptions:
     module: str | None = None
     runs_dir: Path | None = Path("runs")
     assets_dir: Path | None = None
+    env: tuple[tuple[str, str], ...] = ()   # -e KEY=VALUE: slots the sentence does not give (the sentence wins)
 
 
 class StepCapReached(TaskError):
@@ -228,8 +231,9 @@ class TaskRunner:
 
     @staticmethod
     def _marked(plan: TaskPlan, module: AppModule) -> TaskPlan:
-        """A model's steps get the sensitivity rules: a model cannot opt a payment out of confirmation."""
-        for step in plan.steps:
+        """A model's steps get the sensitivity rules: a model cannot opt a payment out of confirmation (nor hide
+        one in a block: a repeat's or retry's steps are marked too)."""
+        for step in walk(plan.steps):
             mark(step, module.sensitive)
         return plan
 
@@ -248,6 +252,7 @@ class TaskRunner:
         executed: list[StepResult] = []
         check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
         changed_by = 0   # --dry-run: the first step after which the screen is unknown
+        flow = self._flow(plan, module, steps, checker, result, recorder)
         index = {id(s): s.step for s in plan.steps} if plan.source == "learned" else {}
         result.steps_planned = len(queue)
         while queue:
@@ -261,7 +266,7 @@ class TaskRunner:
                                 notes=[f"not checked (needs the screen after step {changed_by})"])
             else:
                 steps.upcoming = queue[0] if queue else None
-                sr, screen = steps.run(step, screen, result.model_usage)
+                sr, screen = (flow.run if flow.handles(step) else steps.run)(step, screen, result.model_usage)
                 if self.options.dry_run and not isinstance(step.args, Wait | Finish):
                     changed_by = step.step
             result.step_results.append(sr)
@@ -306,7 +311,15 @@ class TaskRunner:
             result.steps_planned = len(result.step_results) + len(queue)
             self.listener.on_note(f"replanned after step {sr.step.step} failed: {len(queue)} new step(s), "
                                   f"{result.steps_planned} in all")
-        self._finish(plan, check, criteria, failures, steps, checker, result)
+        self._finish(plan, flow.scope.check(plan, check), criteria, failures, steps, checker, result)
+        flow.answer(result, plan)
+
+    def _flow(self, plan: TaskPlan, module: AppModule, steps: StepRunner, checker: FinalChecker, result: TaskResult,
+              recorder: RunRecorder | None) -> Flow:
+        """What runs the steps that look, wait, branch, repeat and read (runner/flow.py), with the run's values."""
+        hooks = Hooks.of(result, lambda sr: self._record(sr, recorder, result), self.listener, self._check_limits)
+        return Flow(steps, self.registry, checker, Scope.for_plan(plan, env=dict(self.options.env),
+                                                                  package=module.package), hooks)
 
     def _drive(self, task: str, template: TaskPlan | None, models: Models, steps: StepRunner, checker: FinalChecker,
                result: TaskResult, recorder: RunRecorder | None) -> None:

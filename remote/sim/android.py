@@ -328,6 +328,11 @@ def dumpsys(ctx: Ctx, argv: list[str]) -> int:
                 f"  ACTIVITY {component} 7d3b2e0 pid=4242\n")
     elif service == "package" and len(argv) > 2 and argv[2] == ADB_PACKAGE:
         ctx.out(roms.dumpsys_package(phone.scenario.adbkeyboard_build, ADB_IME in phone.imes_installed))
+    elif service == "package" and len(argv) > 2:
+        version = phone.version_name(argv[2])
+        if version is not None:   # the lines of a real `dumpsys package PKG` that readers look for
+            ctx.out(f"Packages:\n  Package [{argv[2]}] (5e0c1a7):\n    userId=10123\n"
+                    f"    versionCode=1 minSdk=21 targetSdk=33\n    versionName={version}\n")
     elif service == "power":
         ctx.out(real_screen.power(phone))
     elif service in ("battery",):

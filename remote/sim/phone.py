@@ -86,6 +86,9 @@ class SimPhone(BasePhone):
     def keyboard_shown(self) -> bool:
         return self.focus is not None
 
+    def version_name(self, package: str) -> str | None:
+        return apps.version_name(self, package) if package in self.packages() else None
+
     # ------------------------------------------------------------------ observation
 
     def snapshot(self) -> dict[str, Any]:
@@ -286,6 +289,8 @@ class SimPhone(BasePhone):
             if self.foreground == self.launcher and abs(dx) > self.size[0] / 8 and abs(dx) > abs(dy):
                 self.launcher_page = min(apps.LAUNCHER_PAGES - 1, self.launcher_page + 1) if dx < 0 \
                     else max(0, self.launcher_page - 1)
+            elif self.foreground != self.launcher and abs(dy) > abs(dx):
+                apps.on_scroll(self, self.metrics, dy)
             self.changed()
 
     def type_text(self, text: str) -> bool:

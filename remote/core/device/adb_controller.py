@@ -350,6 +350,11 @@ class ADBController:
             self._packages = {line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("package:")}
         return self._packages
 
+    def app_version(self, package: str) -> str | None:
+        """The installed ``versionName`` of ``package`` (``dumpsys package``: ``    versionName=8.0.47``), or None."""
+        m = re.search(r"^\s*versionName=(\S+)", self.shell(["dumpsys", "package", package]), re.MULTILINE)
+        return m.group(1) if m else None
+
     def current_app(self) -> dict[str, str]:
         """``{"package": …, "activity": …}`` in front on the default display (empty strings if none).
 

@@ -47,6 +47,15 @@ class ActionName(enum.StrEnum):
     BACK_TO_HOME = "back_to_home"
     TAKE_OVER = "take_over"
     FINISH = "finish"
+    # Steps that look, wait, branch, repeat and read (their arguments: remote.core.plan.flow)
+    ASSERT_VISIBLE = "assert_visible"
+    ASSERT_NOT_VISIBLE = "assert_not_visible"
+    WAIT_UNTIL = "wait_until"
+    SCROLL_UNTIL_VISIBLE = "scroll_until_visible"
+    EXTRACT = "extract"
+    RUN = "run"
+    REPEAT = "repeat"
+    RETRY = "retry"
 
 
 class ArgsError(ValueError):
@@ -159,7 +168,7 @@ def finite_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-class _Reader:
+class ParamReader:
     """Reads one params dict, collecting every problem instead of stopping at the first."""
 
     def __init__(self, params: dict[str, Any]) -> None:
@@ -223,7 +232,7 @@ class _Reader:
         return int(xy[0]), int(xy[1])
 
 
-def _swipe(r: _Reader) -> Swipe:
+def _swipe(r: ParamReader) -> Swipe:
     direction = str(r.params.get("direction", "")).strip().lower() or None
     start = r.point("start") or _xy_pair(r, "x1", "y1")
     end = r.point("end") or _xy_pair(r, "x2", "y2")
@@ -237,7 +246,7 @@ def _swipe(r: _Reader) -> Swipe:
                  distance=distance or 0.5, duration_ms=int(duration or 300))
 
 
-def _xy_pair(r: _Reader, xname: str, yname: str) -> tuple[int, int] | None:
+def _xy_pair(r: ParamReader, xname: str, yname: str) -> tuple[int, int] | None:
     if xname not in r.params and yname not in r.params:
         return None
     x = r.number(xname, low=0, high=20_000)
@@ -249,7 +258,7 @@ def _xy_pair(r: _Reader, xname: str, yname: str) -> tuple[int, int] | None:
     return int(x), int(y)
 
 
-def _key(r: _Reader) -> PressKey:
+def _key(r: ParamReader) -> PressKey:
     raw = r.params.get("key", r.params.get("keycode"))
     times = r.number("times", "repeat", default=1, low=1, high=MAX_REPEAT)
     if raw is None or raw == "":
@@ -262,7 +271,7 @@ def _key(r: _Reader) -> PressKey:
     return PressKey(raw if isinstance(raw, int | str) else str(raw), int(times or 1))
 
 
-def _launch(r: _Reader, target_ref: str | None) -> LaunchApp:
+def _launch(r: ParamReader, target_ref: str | None) -> LaunchApp:
     package = r.text("package", "app")
     if package is None and target_ref:
         package = target_ref.split(":", 1)[1] if target_ref.startswith(("text:", "desc:")) else target_ref
@@ -278,7 +287,7 @@ def _launch(r: _Reader, target_ref: str | None) -> LaunchApp:
     return LaunchApp(name=package)
 
 
-def _finish(r: _Reader, description: str) -> Finish:
+def _finish(r: ParamReader, description: str) -> Finish:
     status = str(r.params.get("status", "")).strip().lower()
     message = r.text("message", "reason", limit=2000) or description
     if "success" in r.params:
@@ -292,7 +301,7 @@ def _finish(r: _Reader, description: str) -> Finish:
 
 def parse_args(action: ActionName, params: dict[str, Any], target_ref: str | None, description: str = "") -> Args:
     """The typed arguments of one step; :class:`ArgsError` lists every problem."""
-    r = _Reader(params)
+    r = ParamReader(params)
     args: Args
     if action is ActionName.TAP:
         toggle = r.params.get("toggle")
@@ -327,8 +336,10 @@ def parse_args(action: ActionName, params: dict[str, Any], target_ref: str | Non
         args = _finish(r, description)
     elif action is ActionName.GO_HOME:
         args = GoHome()
-    else:
+    elif action is ActionName.BACK_TO_HOME:
         args = BackToHome()
+    else:   # the flow kinds: remote.core.plan.flow.parse_any reads those
+        raise ArgsError([f"{action.value} is not an action with params (see remote.core.plan.flow)"])
     if r.problems:
         raise ArgsError([f"{action.value} {p}" for p in r.problems])
     return args

@@ -23,11 +23,24 @@ a list: alternatives tried in order.
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
-from remote.core.plan.actions import ArgsError, Finish, Swipe, Wait, finite_number, parse_args
+from remote.core.plan.actions import ArgsError, Finish, Swipe, Wait, finite_number
 from remote.core.plan.checks import SuccessCheck, parse_success_check
+from remote.core.plan.flow import (
+    BLOCK_KINDS,
+    MAX_BLOCK_STEPS,
+    MAX_DEPTH,
+    PARAM_KEYS,
+    When,
+    is_flow,
+    parse_any,
+    parse_when,
+    short_form,
+    target_of,
+)
 from remote.core.records import ActionName, StepPlan, TargetType, TaskPlan
 
 MAX_STEPS = 50
@@ -53,6 +66,10 @@ ACTION_SYNONYMS: dict[str, str] = {
     "dial": "call", "phone_call": "call",
     "done": "finish", "complete": "finish", "end": "finish", "stop": "finish",
     "takeover": "take_over", "ask_user": "take_over", "call_user": "take_over",
+    # Maestro's command names, for people (and models) who know them
+    "assertvisible": "assert_visible", "assertnotvisible": "assert_not_visible", "extendedwaituntil": "wait_until",
+    "wait_for": "wait_until", "scrolluntilvisible": "scroll_until_visible", "runflow": "run",
+    "copytextfrom": "extract", "read": "extract",
 }
 _TARGETED = {ActionName.TAP, ActionName.LONG_PRESS}
 _XY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
@@ -114,11 +131,11 @@ def check_target_ref(ref: str, screen_size: tuple[int, int] | None = None) -> st
     return None
 
 
-def _params(raw: dict[str, Any], where: str, repairs: list[str]) -> dict[str, Any]:
+def _params(raw: dict[str, Any], action: str, where: str, repairs: list[str]) -> dict[str, Any]:
     params = raw.get("params")
     params = dict(params) if isinstance(params, dict) else {}
     for key in ("text", "direction", "key", "keycode", "package", "url", "number", "duration", "ms", "times",
-                "start", "end", "message", "success"):
+                "start", "end", "message", "success", *PARAM_KEYS.get(action, ())):
         if key in raw and key not in params:
             params[key] = raw[key]
             repairs.append(f"{where}: top-level {key!r} moved into params")
@@ -197,13 +214,50 @@ def _timing(raw: dict[str, Any], where: str, problems: list[str], repairs: list[
     return values
 
 
+def _when(raw: dict[str, Any], where: str, problems: list[str]) -> When | None:
+    try:
+        return parse_when(raw.get("when"))
+    except ArgsError as exc:
+        problems.extend(f"{where}: {p}" for p in exc.problems)
+        return None
+
+
+def _body(value: Any, where: str, path: str, depth: int, screen_size: tuple[int, int] | None, source: str,
+          problems: list[str], repairs: list[str]) -> tuple[StepPlan, ...]:
+    """The steps of a block (repeat, retry, run), each parsed like any step; numbered 3.1, 3.2 in messages."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        problems.append(f"{where}: steps must be a non-empty list of steps")
+        return ()
+    if len(value) > MAX_BLOCK_STEPS:
+        problems.append(f"{where}: a block holds at most {MAX_BLOCK_STEPS} steps, not {len(value)}")
+        return ()
+    if depth >= MAX_DEPTH:
+        problems.append(f"{where}: blocks nest at most {MAX_DEPTH} deep")
+        return ()
+    out = []
+    for i, raw in enumerate(value, start=1):
+        step = parse_step(raw, i, screen_size=screen_size, source=source, problems=problems, repairs=repairs,
+                          path=f"{path}.{i}", depth=depth + 1)
+        if step is not None:
+            out.append(step)
+    return tuple(out)
+
+
 def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = None, source: str = "model",
-               problems: list[str], repairs: list[str]) -> StepPlan | None:
-    """One step of a plan -> a :class:`StepPlan` with its typed, bounded ``args``; problems are appended."""
-    where = f"step {number}"
+               problems: list[str], repairs: list[str], path: str = "", depth: int = 0) -> StepPlan | None:
+    """One step of a plan -> a :class:`StepPlan` with its typed, bounded ``args``; problems are appended.
+
+    A block's steps are parsed too (``path`` numbers them in messages: ``step 3.2``); ``template`` keeps
+    the step as written, to be filled again at run time."""
+    path = path or str(number)
+    where = f"step {path}"
     if not isinstance(raw, dict):
         problems.append(f"{where}: must be an object, not {type(raw).__name__}")
         return None
+    raw = short_form(raw)
+    template = copy.deepcopy(raw)
     action_name = normalize_action(raw.get("action"))
     if action_name is None:
         problems.append(f"{where}: unknown action {str(raw.get('action'))[:40]!r} "
@@ -211,11 +265,16 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
         return None
     if action_name != str(raw.get("action")).strip():
         repairs.append(f"{where}: action {raw.get('action')!r} read as {action_name!r}")
-    params = _params(raw, where, repairs)
+    params = _params(raw, action_name, where, repairs)
     if str(raw.get("action")).strip().lower() in ("back", "go_back"):
         params.setdefault("key", "BACK")
     action = ActionName(action_name)
-    targets = _targets(raw, where, problems)
+    flow_target = target_of(action_name, params) if is_flow(action_name) else None
+    targets = _targets({"target_ref": flow_target} if flow_target and not raw.get("target_ref")
+                       and not raw.get("target") else raw, where, problems)
+    body = _body(params.pop("steps", None), where, path, depth, screen_size, source, problems, repairs) \
+        if action_name in BLOCK_KINDS else ()
+    when = _when(raw, where, problems)
     _xy_from_params(action, params, targets, where, problems, repairs)
     for target in targets:
         problem = check_target_ref(target, screen_size)
@@ -224,7 +283,7 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
     target_ref = targets[0] if targets else None
     description = str(raw.get("description") or "")[:500]
     try:
-        args = parse_args(action, params, target_ref, description)
+        args = parse_any(action, params, target_ref, description, body=len(body))
     except ArgsError as exc:
         problems.extend(f"{where}: {p}" for p in exc.problems)
         return None
@@ -252,7 +311,7 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
                     timeout=values.get("timeout", 3000), retry=values.get("retry", 2),
                     wait_before=values.get("wait_before", 0), wait_after=values.get("wait_after", 300),
                     alternatives=tuple(targets[1:]), source=source, anchors=_anchors(raw, where, problems),
-                    args=args)
+                    args=args, when=when, steps=body, template=template)
 
 
 def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source: str = "model",
@@ -302,6 +361,8 @@ def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source:
         issues = [issues]
     if repairs:
         analysis = {**analysis, "repairs": repairs}
+    answer = data.get("answer")
     return TaskPlan(analysis=analysis, steps=steps, success_criteria=criteria,
                     potential_issues=[str(i)[:500] for i in issues] if isinstance(issues, list) else [],
-                    source=source, module=module, success_check=check)
+                    source=source, module=module, success_check=check,
+                    answer=answer[:500] if isinstance(answer, str) else "")

@@ -7,6 +7,7 @@ Layout of a record::
                             outcome, model usage, device; `device_state` with --device sim
       s01-before.png/.xml   the screen a step decided on (raw, for `remote replay`)
       s01-after.png/.xml    the screen after it acted
+      s01-look1.png/.xml    a screen a flow step looked at (its when, a wait, an extract), when not the before
       report.html           self-contained: thumbnails with the box and tap point drawn
 
 run.json exists from the start of the run with ``"status": "running"`` and is
@@ -94,6 +95,19 @@ class RunRecorder:
             files = self.save_screen(f"{tag}-popup{i}", screen_image(screen))
             if "image" in files:
                 popup["image"] = files["image"]
+        self._record_looks(sr, tag, before)
+
+    def _record_looks(self, sr: StepResult, tag: str, before: Any) -> None:
+        """The screens a flow step looked at (its when, waits, reads), each stored once, for `remote replay`."""
+        saved: dict[int, dict[str, str]] = {}
+        if before is not None and "before" in sr.artifacts:
+            saved[id(before)] = {"image": sr.artifacts["before"], "xml": sr.artifacts.get("before_xml", "")}
+        for i, (look, screen) in enumerate(zip(sr.looks, sr.look_screens, strict=False), start=1):
+            if screen is None:
+                continue
+            if id(screen) not in saved:
+                saved[id(screen)] = self.save_screen(f"{tag}-look{i}", screen_image(screen), screen_xml(screen))
+            look.image, look.xml = saved[id(screen)].get("image", ""), saved[id(screen)].get("xml", "")
 
     def write(self, result: TaskResult, meta: dict[str, Any], *, final: bool = True) -> Path:
         """Write run.json, and with ``final`` report.html; returns the record's folder. OSError when the disk
@@ -109,6 +123,7 @@ class RunRecorder:
             "plan": result.plan.to_dict() if result.plan else None,
             "steps_planned": result.steps_planned,
             "steps": [step_dict(sr) for sr in result.step_results],
+            "answer": result.answer,
             "model_usage": to_jsonable(result.model_usage),
             **meta,
         }

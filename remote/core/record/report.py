@@ -116,6 +116,14 @@ def _final_check(data: dict[str, Any]) -> str:
     return (f"<h2>Final check: {esc(verdict_word)}{esc(how)}</h2><p>{esc(final.get('summary'))}</p>{table}")
 
 
+def _answer(data: dict[str, Any]) -> str:
+    if data.get("answer") is None:
+        return ""
+    value = data["answer"]
+    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return f"<h2>Answer</h2><p class=answer><b>{esc(short(shown, 400))}</b></p>"
+
+
 def _summary(data: dict[str, Any]) -> str:
     steps = [d(s) for s in seq(data.get("steps"))]
     ok = sum(s.get("status") == "success" for s in steps)
@@ -271,6 +279,9 @@ def _step_facts(sr: dict[str, Any]) -> list[tuple[str, Any]]:
                                                     v.get("current_state"), v.get("suggestion_detail")) if x)),
         ("time", " · ".join(f"{k} {seconds(num(t))}" for k, t in d(sr.get("timings")).items() if num(t) is not None)),
         ("model calls", ", ".join(f"{d(s).get('calls', 0)} {p}" for p, s in d(usage.get("by_purpose")).items())),
+        ("in block", f"step {d(sr.get('step')).get('parent')}" if d(sr.get("step")).get("parent") else ""),
+        ("looks", "; ".join(f"{d(lk).get('kind')} {d(lk).get('target')}: {d(lk).get('evidence')}"
+                             for lk in seq(sr.get("looks")))[:600]),
         ("retries", sr.get("retry_count") or ""), ("failure", sr.get("failure")), ("error", sr.get("error_message")),
         ("notes", "; ".join(str(n) for n in seq(sr.get("notes")))),
     ]
@@ -294,7 +305,8 @@ def render_report(run_dir: Path, data: dict[str, Any]) -> str:
     """The page for the record ``data`` of the folder ``run_dir`` (screens are read from there)."""
     data = d(data)
     steps = [d(s) for s in seq(data.get("steps"))]
-    body = "".join([_header(data), _summary(data), _steps(run_dir, steps), _popups(run_dir, steps), _plans(data),
+    body = "".join([_header(data), _answer(data), _summary(data), _steps(run_dir, steps), _popups(run_dir, steps),
+                    _plans(data),
                     _model_calls(data), _step_details(run_dir, steps), _raw(data)])
     return page(f"remote: {short(data.get('task'), 80)}", body)
 

@@ -41,6 +41,9 @@ FAILURES = {
     "config": "the configuration is missing or wrong",
     "model": "a model call failed",
     "internal": "a bug in remote",
+    "assertion": "a check in the middle of the task did not hold",
+    "timeout": "what a step waited for never came",
+    "not_read": "a value could not be read off the screen",
 }
 STATUS_WORDS = {"success": "Succeeded", "failed": "Failed", "aborted": "Stopped", "budget_exceeded": "Out of budget",
                 "running": "Unfinished", "pending": "Unfinished", "planned": "Plan valid"}
@@ -149,6 +152,10 @@ def _action_words(step: dict[str, Any], located: bool) -> str:
         "go_home": "went to the phone's home screen", "back_to_home": "went back to the app's first screen",
         "open_url": f"opened {short(params.get('url'), 60)}", "call": f"called {params.get('number') or ''}",
         "take_over": "handed the phone to the person", "finish": "finished the plan",
+        "assert_visible": "checked the screen", "assert_not_visible": "checked the screen",
+        "wait_until": "waited", "scroll_until_visible": "scrolled", "extract": "read the screen",
+        "run": f"ran {params.get('task') or 'its block of steps'}", "repeat": "repeated its steps",
+        "retry": "tried its steps",
     }
     return what.get(action, action or "acted")
 

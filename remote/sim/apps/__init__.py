@@ -28,6 +28,15 @@ APPS: dict[str, AppInfo] = {app.package: app for app in launcher.ALL_APPS}
 _MODULES = {WECHAT: wechat, SETTINGS: settings, CHROME: chrome}
 
 
+def version_name(phone: Phone, package: str) -> str:
+    """What ``dumpsys package`` says: WeChat the scenario's release (``random``, a release newer than any
+    listed: 8.0.99), Settings the Android release, the others 1.0."""
+    if package == WECHAT:
+        version = phone.scenario.versions.get("wechat", "")
+        return "8.0.99" if version == "random" else version
+    return "13" if package == SETTINGS else "1.0"
+
+
 def launcher_package(rom: str) -> str:
     """``com.android.launcher3`` on AOSP, ``com.miui.home`` on MIUI."""
     return launcher.PACKAGES[rom]
@@ -61,6 +70,12 @@ def on_enter(phone: Phone) -> None:
     module = _MODULES.get(phone.foreground)
     if module is not None:
         module.on_enter(phone)
+
+
+def on_scroll(phone: Phone, m: Metrics, dy_px: int) -> None:
+    """A vertical swipe in an app: Settings scrolls its lists (the other apps' lists fit their screens)."""
+    if phone.foreground == SETTINGS and not phone.loading:
+        settings.scroll(phone, m, dy_px)
 
 
 def on_editor_action(phone: Phone, code: int) -> None:

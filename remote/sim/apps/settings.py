@@ -82,13 +82,44 @@ def build(phone: Phone, m: Metrics, screen: str) -> Widget:
         y = _sub_header(phone, m, root, title)
     lst = Widget("androidx.recyclerview.widget.RecyclerView", m.box(0, y, 360, m.content_bottom_dp - y),
                  rid=ID + "recycler_view", scrollable=True, focusable=True)
-    for row in rows:
+    first = min(phone.app_state.get(_SCROLL + screen, 0), _last_first(m, rows, y))
+    for row in rows[first:]:
         if y + ROW_H > m.content_bottom_dp:
             break
         lst.add(_row(phone, m, row, y))
         y += ROW_H
     root.add(lst)
     return root
+
+
+_SCROLL = "settings.scroll."      # phone.app_state key: the first row a page's list shows
+
+
+def _list_top(phone: Phone, m: Metrics, screen: str) -> float:
+    top = m.status_dp
+    if screen != "main":
+        return top + 64
+    return top + (56 if phone.scenario.layout == "miui" else 8) + 56
+
+
+def _last_first(m: Metrics, rows: list[pages.Row], top: float) -> int:
+    """The largest first row: the list's end sits at the bottom of the screen, and no further."""
+    fits = max(1, int((m.content_bottom_dp - top) // ROW_H))
+    return max(0, len(rows) - fits)
+
+
+def scroll(phone: Phone, m: Metrics, dy_px: int) -> None:
+    """A vertical swipe over a page: the finger up (``dy_px`` < 0) shows the rows below, a row per 64 dp moved."""
+    screen = phone.screen
+    if screen == "search":
+        return
+    rows = pages.page(phone.scenario.layout, screen)[1]
+    key = _SCROLL + screen
+    moved = round(-dy_px / m.density / ROW_H)
+    first = max(0, min(phone.app_state.get(key, 0) + moved, _last_first(m, rows, _list_top(phone, m, screen))))
+    if first != phone.app_state.get(key, 0):
+        phone.app_state[key] = first
+        phone.changed()
 
 
 def _home_header(phone: Phone, m: Metrics, root: Widget) -> float:

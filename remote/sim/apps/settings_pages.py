@@ -8,6 +8,9 @@ Where the switches sit differs, as on real phones:
   are switch rows on 网络和互联网, 蓝牙 on 已关联的设备.
 * ``miui``: WLAN and 蓝牙 are rows on the home page that open their own page, whose
   first row (WLAN / 蓝牙 again) holds the switch; 飞行模式 is a switch on the home page.
+
+Both home pages are longer than a phone's screen (AOSP's 关于手机 and MIUI's 更多设置 are below the
+fold); a vertical swipe scrolls a page's list (``settings.scroll``).
 """
 
 from __future__ import annotations
@@ -53,8 +56,13 @@ AOSP: dict[str, tuple[str, list[Row]]] = {
         Row("显示", "壁纸、休眠、字体大小", "display", icon=True),
         Row("声音", "音量、振动、勿扰模式", "sound", icon=True),
         Row("存储", "已使用 37% - 还剩 162 GB", icon=True),
+        Row("隐私权", "权限、帐号活动、个人数据", icon=True),
+        Row("位置信息", "已开启 - 1 个应用有权访问位置信息", icon=True),
         Row("安全", "屏幕锁定", icon=True),
-        Row("关于手机", "SimPhone", "about", icon=True),
+        Row("帐号", "没有添加任何帐号", icon=True),
+        Row("无障碍", "屏幕阅读器、显示、互动控件", icon=True),
+        Row("系统", "语言、手势、时间、备份", icon=True),
+        Row("关于手机", "SimPhone", "about", icon=True),   # below the fold: the list scrolls to it
     ]),
     "network": ("网络和互联网", [
         Row("WLAN", _wlan, key="wlan"), Row("移动网络", "中国移动"), Row("流量使用", "已使用 1.2 GB 的数据"),
@@ -68,8 +76,10 @@ AOSP: dict[str, tuple[str, list[Row]]] = {
 MIUI: dict[str, tuple[str, list[Row]]] = {
     "main": ("设置", [
         Row("我的设备", "MIUI 12", "about"), Row("飞行模式", key="airplane"), Row("WLAN", _wlan, "wlan"),
-        Row("蓝牙", _on_off("bluetooth"), "bluetooth"), Row("移动网络"), Row("显示", target="display"),
-        Row("声音与振动", target="sound"),
+        Row("蓝牙", _on_off("bluetooth"), "bluetooth"), Row("移动网络"), Row("便携式热点"), Row("连接与共享"),
+        Row("锁屏"), Row("显示", target="display"), Row("声音与振动", target="sound"), Row("通知与控制中心"),
+        Row("桌面"), Row("壁纸"), Row("个性主题"), Row("密码与安全"), Row("隐私保护"), Row("电池与性能"),
+        Row("应用设置"), Row("更多设置"),
     ]),
     "wlan": ("WLAN", [Row("WLAN", key="wlan"), Row("WLAN 助理", "网络异常时自动切换")]),
     "bluetooth": ("蓝牙", [Row("蓝牙", key="bluetooth"), Row("设备名称", "SimPhone")]),

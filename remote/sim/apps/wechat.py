@@ -3,7 +3,9 @@
 Screens (the phone's stack for this package): ``main`` (tabs 微信/通讯录/发现/我,
 tab in ``fields["mm.tab"]``), ``search`` (input focused on arrival, results are the
 contacts whose name contains the query) and ``chat:<name>`` (input box; 发送 only
-while the box holds text; sent messages are green bubbles).
+while the box holds text; the chat's earlier messages (``HISTORY``: white bubbles at the left for
+the contact's, green at the right for mine), then those sent on this phone (green)). The chat list previews
+each chat's last message.
 
 Resource ids come from the release (`remote.sim.versions`): obfuscated, different in
 every version, fresh on every start with ``versions: {wechat: random}``. What stays
@@ -37,7 +39,13 @@ from remote.sim.widgets import Metrics, Widget
 
 PACKAGE = "com.tencent.mm"
 TABS = [("chats", "微信"), ("contacts", "通讯录"), ("discover", "发现"), ("me", "我")]
-PREVIEWS = {"张三": "明天见", "李四": "[图片]", "王五": "好的，收到", "文件传输助手": "[文件] 周报.docx"}
+# What each chat held before the phone started (who said it, what): the chat list previews its last message.
+HISTORY: dict[str, list[tuple[str, str]]] = {
+    "张三": [("them", "周末有空吗？"), ("me", "有空"), ("them", "明天见")],
+    "李四": [("them", "[图片]")],
+    "王五": [("me", "文件发你了"), ("them", "好的，收到")],
+    "文件传输助手": [("me", "[文件] 周报.docx")],
+}
 BAR = 48.0
 TABBAR = 56.0
 SEARCH_BAR = 44.0
@@ -84,6 +92,17 @@ def send(phone: Phone, name: str) -> None:
         phone.chats.setdefault(name, []).append(text)
         phone.fields[key] = ""
     phone.changed()
+
+
+def conversation(phone: Phone, name: str) -> list[tuple[str, str]]:
+    """A chat's messages, oldest first: what it held before, then what was sent on this phone."""
+    return [*HISTORY.get(name, []), *(("me", text) for text in phone.chats.get(name, []))]
+
+
+def last_message(phone: Phone, name: str) -> str:
+    """The chat's newest message (what the chat list previews), "" for an empty chat."""
+    said = conversation(phone, name)
+    return said[-1][1] if said else ""
 
 
 def open_chat(phone: Phone, name: str) -> None:
@@ -189,7 +208,7 @@ def _me(m: Metrics, body: Widget, y: float, rid: Rid) -> None:
 
 def _chat_row(phone: Phone, m: Metrics, y: float, name: str, rid: Rid) -> Widget:
     sent = phone.chats.get(name)
-    preview = sent[-1] if sent else PREVIEWS.get(name, "")
+    preview = last_message(phone, name)
     row = Widget("android.widget.LinearLayout", m.box(0, y, 360, 72), rid=rid("chat_item"), clickable=True,
                  focusable=True, long_clickable=True, on_tap=lambda: open_chat(phone, name))
     row.add(Widget("android.widget.ImageView", m.box(12, y + 12, 48, 48), rid=rid("avatar"),
@@ -288,22 +307,24 @@ def _messages(phone: Phone, m: Metrics, rid: Rid, name: str, area_top: float, ar
     area = Widget("android.widget.ListView", m.box(0, area_top, 360, area_bottom - area_top), bg=GREY_BAR,
                   rid=rid("chat_list"))
     size = m.px(16)
-    shown: list[tuple[str, list[str], float]] = []
-    for msg in reversed(phone.chats.get(name, [])):  # newest at the bottom; keep what fits
+    shown: list[tuple[str, str, list[str], float]] = []
+    for who, msg in reversed(conversation(phone, name)):  # newest at the bottom; keep what fits
         lines = msg.split("\n")
         h = 20.0 + 22 * len(lines)
-        if sum(x[2] + 12 for x in shown) + h + 12 > area_bottom - area_top - 12:
+        if sum(x[3] + 12 for x in shown) + h + 12 > area_bottom - area_top - 12:
             break
-        shown.insert(0, (msg, lines, h))
+        shown.insert(0, (who, msg, lines, h))
     y = area_top + 12
-    for msg, lines, h in shown:
+    for who, msg, lines, h in shown:
         width_px = max(text_width(line, size) for line in lines) + m.px(24)
         width_dp = min(240.0, width_px / m.density)
-        bubble = Widget("android.widget.TextView", m.box(300 - width_dp, y, width_dp, h), text=msg,
-                        rid=rid("chat_bubble"), bg=(149, 236, 105), radius=m.px(4), long_clickable=True,
-                        paint=multiline(m, lines, size))
-        area.add(Widget("android.widget.ImageView", m.box(308, y, 40, 40), rid=rid("chat_avatar"),
-                        paint=paint_avatar("我", (87, 107, 149))), bubble)
+        mine = who == "me"   # mine: green, at the right, my avatar; theirs: white, at the left, theirs
+        bubble = Widget("android.widget.TextView", m.box(300 - width_dp if mine else 60, y, width_dp, h), text=msg,
+                        rid=rid("chat_bubble"), bg=(149, 236, 105) if mine else (255, 255, 255), radius=m.px(4),
+                        long_clickable=True, paint=multiline(m, lines, size))
+        avatar = paint_avatar("我", (87, 107, 149)) if mine else paint_avatar(name, avatar_color(name))
+        area.add(Widget("android.widget.ImageView", m.box(308 if mine else 12, y, 40, 40), rid=rid("chat_avatar"),
+                        paint=avatar), bubble)
         y += h + 12
     return area
 
