@@ -91,8 +91,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _terminal.leave_closed_stdout()   # `remote modules | head -3`: nobody reads on, say nothing
         if args.debug:
             traceback.print_exc()
-        _terminal.error(f"error: {exc}")
-        return _terminal.error_json(args, str(exc), "", ExitCode.ENVIRONMENT, type(exc).__name__)
+        message = str(exc)
+        if isinstance(exc, FileExistsError | NotADirectoryError) and exc.filename:   # --runs-dir names a file
+            which = "it is" if isinstance(exc, FileExistsError) else "a folder above it is"
+            message = f"cannot use {exc.filename} as a folder: {which} a file"
+        _terminal.error(f"error: {message}")
+        return _terminal.error_json(args, message, "", ExitCode.ENVIRONMENT, type(exc).__name__)
     except Exception as exc:  # a bug of ours: say so plainly, the record (if any) is already written
         if args.debug:
             traceback.print_exc()

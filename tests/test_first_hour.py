@@ -141,6 +141,14 @@ def test_run_json_without_a_device_prints_a_json_object(tmp_path, capsys, monkey
     assert "no adb server answers" in err
 
 
+def test_a_runs_folder_that_is_a_file_is_said_in_words(tmp_path, capsys):
+    (tmp_path / "runs").write_text("not a folder", encoding="utf-8")
+    for where, which in ((tmp_path / "runs", "it is a file"), (tmp_path / "runs" / "day1", "a folder above it")):
+        assert main(["run", "打开设置", "--device", "sim", "--runs-dir", str(where)]) == 2
+        err = capsys.readouterr().err
+        assert f"error: cannot use {where} as a folder: {which}" in err and "Errno" not in err
+
+
 def test_modules_check_exit_status_is_the_readme_s(modules, capsys):  # noqa: F811
     write_module(modules, "weather", "name: weather\nkeywords: [天气]\n", "tasks:\n  - name: q\n    patterns: [查天气]\n")
     assert main(["modules", "check"]) == 1

@@ -379,6 +379,31 @@ def test_a_schedule_firing_submits_through_the_batch_path(tmp_path, fast_scenari
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_during_a_firing_ends_that_firing_in_order_and_then_the_schedule(tmp_path, monkeypatch, capsys, sig):
+    """Issue 24 item 24 (found on re-running it): the firing caught the interrupt, and the schedule went on
+    firing; SIGTERM killed it with no batch.json and a run.json left 'running'."""
+    import remote.commands.schedule as schedule_command
+
+    path = write(tmp_path, '- cron: "0 8 * * *"\n  task: 给张三发微信消息说你好\n  timezone: UTC\n')
+    slow = write(tmp_path, "uiautomator_delay_ms: 800\n", "slow.yaml")
+    clock = FakeClock(datetime(2026, 11, 23, 7, 59, 59, tzinfo=UTC))   # fires at once, then every "day"
+    monkeypatch.setattr(schedule_command, "Scheduler",
+                        lambda *a, **kw: Scheduler(*a, **kw, now=clock.now, wait=clock.wait))
+    threading.Timer(2.5, os.kill, (os.getpid(), sig)).start()          # what `timeout` / Ctrl-C send, mid-firing
+    code = main(["schedule", str(path), "--device", "sim", "--scenario", str(slow),
+                 "--runs-dir", str(tmp_path / "runs")])
+    err = capsys.readouterr().err
+    assert code == ExitCode.ABORTED, err
+    assert "stopped (the firing in progress stopped in order" in err
+    (batch,) = (tmp_path / "runs").glob("batch-*/batch.json")          # one firing, not one a "day" after it
+    (row,) = json.loads(batch.read_text(encoding="utf-8"))["rows"]
+    assert row["status"] == "aborted", row
+    (record,) = (tmp_path / "runs").glob("*/run.json")
+    assert json.loads(record.read_text(encoding="utf-8"))["status"] == "aborted"
+
+
+@pytest.mark.slow
 def test_sim_count_serves_a_farm_that_run_all_devices_drives(tmp_path, fast_scenario, capsys):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with socket.socket() as probe:

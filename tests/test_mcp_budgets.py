@@ -47,6 +47,8 @@ def test_tool_schemas_and_default_screenshots_fit_their_budgets(session, sim_pho
             sizes = {t.name: len(json.dumps({"name": t.name, "description": t.description,
                                               "inputSchema": t.input_schema})) for t in tools}
             assert len(tools) == 24 and sum(sizes.values()) <= SCHEMA_BUDGET, sizes
+            listed = json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools])
+            assert len(listed) <= SCHEMA_BUDGET, len(listed)        # the whole tools/list as JSON too
             for app in ("com.android.launcher3", "com.tencent.mm", "com.android.settings", "com.android.chrome"):
                 sim_phone.launch(app)
                 shot = await call(client, "screenshot")

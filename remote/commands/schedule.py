@@ -1,12 +1,20 @@
 """`remote schedule FILE`: tasks on cron expressions, submitted like a batch (this host's phones, or a Ray
-cluster with --address), until Ctrl-C. Runs missed while it was stopped, or while a batch was still running,
-are reported and not replayed. What it watched is kept in ``<runs-dir>/schedule-state.json``."""
+cluster with --address), until Ctrl-C or SIGTERM. Runs missed while it was stopped, or while a batch was still
+running, are reported and not replayed. What it watched is kept in ``<runs-dir>/schedule-state.json``.
+
+A stop asked while a firing runs ends that firing as a batch's Ctrl-C does (running tasks stop and write their
+records, the table and batch.json are written), then the schedule itself: exit 130, as for an aborted run.
+Between firings it just stops (exit 0): that is how a schedule is meant to end."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -33,6 +41,30 @@ def _serials(args: argparse.Namespace) -> list[str]:
         return advertised_serials()
     with local_phones(args) as phones:
         return [p.serial for p in phones]
+
+
+class _Stop:
+    """Ctrl-C or SIGTERM, remembered: the batch in progress catches the interrupt to stop in order, the
+    schedule must still end after it."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def _handler(self, signum: int, frame: object) -> None:
+        self.asked = signum
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self._handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def _fire(args: argparse.Namespace, due: list[tuple[ScheduleEntry, datetime]]) -> None:
@@ -62,17 +94,32 @@ def run(args: argparse.Namespace) -> int:
         from remote.fleet import ray_cluster
 
         ray_cluster.connect(args.address, allow_no_auth=args.allow_unauthenticated_ray)
-    scheduler = Scheduler(entries, lambda due: _fire(args, due), on_missed=_missed,
-                          state_path=Path(args.runs_dir) / "schedule-state.json")
+    stop = _Stop()
+    aborted = False
+
+    def fire(due: list[tuple[ScheduleEntry, datetime]]) -> None:
+        nonlocal aborted
+        try:
+            _fire(args, due)
+        except KeyboardInterrupt:
+            aborted = True
+            raise
+        if stop.asked:   # the batch caught the stop, ended in order and reported: now the schedule ends
+            aborted = True
+            raise KeyboardInterrupt
+
+    scheduler = Scheduler(entries, fire, on_missed=_missed, state_path=Path(args.runs_dir) / "schedule-state.json")
     for entry in entries:
         nxt = entry.trigger.get_next_fire_time(None, datetime.now().astimezone())
         print(f"{entry.cron:<16} {entry.device:<10} {entry.task}   next: {nxt:%Y-%m-%d %H:%M}" if nxt else
               f"{entry.cron:<16} {entry.device:<10} {entry.task}   never fires again", file=sys.stderr)
-    print("Ctrl-C stops it.", file=sys.stderr, flush=True)
+    print("Ctrl-C (or SIGTERM) stops it.", file=sys.stderr, flush=True)
     try:
-        scheduler.run()
+        with stop.installed():
+            scheduler.run()
     except KeyboardInterrupt:
         scheduler.stop()
-        print("stopped", file=sys.stderr)
-        return ExitCode.OK
+        print("stopped" + (" (the firing in progress stopped in order: its records and batch.json are written)"
+                           if aborted else ""), file=sys.stderr)
+        return ExitCode.ABORTED if aborted else ExitCode.OK
     return ExitCode.OK

@@ -22,13 +22,13 @@ from remote.mcp.shot import DEFAULT_MAX_ELEMENTS, Shot
 MaxSide = Annotated[int | None, Field(ge=160, le=4096, description="long side px; kept for later calls")]
 Direction = Literal["up", "down", "left", "right"]
 MaxElements = Annotated[int, Field(ge=0, le=1000)]
-Duration = Annotated[int, Field(ge=50, le=10_000, description="ms")]
+Duration = Annotated[int, Field(ge=50, le=10_000)]
 Amount = Annotated[int, Field(ge=1, le=20, description="1 = 15% of the screen")]
 Region = Annotated[list[float], Field(min_length=4, max_length=4, description="[x1,y1,x2,y2] screenshot px")]
 Combo = Annotated[str, Field(description="enter, back, home, del, tab, a-z, 0-9, KEYCODE_ name or number, ctrl+a")]
 AppName = Annotated[str, Field(description="name (WeChat) or package")]
 Actions = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=30, description=(
-    '[{"action": "tap", "element": 3}, {"action": "type", "text": "hi"}]: acting tools above, by name'))]
+    '[{"action": "tap", "element": 3}]: acting tools, by name'))]
 TOOLS = ("screenshot", "zoom", "tap", "double_tap", "long_press", "drag", "scroll", "scroll_to", "type", "key",
          "open_app", "list_apps", "stop_app", "open_url", "clipboard_read", "clipboard_write", "wait", "wait_for",
          "batch")
@@ -99,7 +99,7 @@ class DeviceTools:
 
     async def scroll(self, ctx: Context, direction: Direction, amount: Amount = 3, x: X = None, y: Y = None,
                      element: ElementNo = None, target_ref: TargetRef = None) -> str:
-        """Scroll content that way ("down" shows more below), at a place or the middle."""
+        """Scroll content ("down" shows more below), at a place or the middle."""
         s, asker = self._s(ctx), self.calls.asker(ctx)
         return await self.calls.run(lambda: gestures.scroll(s, asker, direction, amount, x=x, y=y, element=element,
                                                             target_ref=target_ref))
