@@ -51,7 +51,7 @@ def _start_schedule(path: Path, runs: Path) -> tuple[str, float]:
     assert proc.stderr is not None
     lines = []
     try:
-        while not lines or "Ctrl-C stops it." not in lines[-1]:
+        while not lines or "stops it." not in lines[-1]:
             line = proc.stderr.readline()
             assert line, "".join(lines)        # it ended before it started watching
             lines.append(line)
