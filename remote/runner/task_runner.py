@@ -54,13 +54,14 @@ from remote.errors import (
 )
 from remote.runner import readback
 from remote.runner.agent_loop import AgentLoop, AgentRun
-from remote.runner.capture import device_costs, wake
+from remote.runner.capture import wake
 from remote.runner.clock import Clock, Interrupted, TimeCapReached
 from remote.runner.final_check import FinalChecker
 from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
+from remote.runner.run_record import RunRecord
 from remote.runner.scope import Scope, walk
 from remote.runner.step_runner import StepRunner
 from remote.runner.stop_signals import StopSignals
@@ -120,9 +121,7 @@ class TaskRunner:
         self.device_state = device_state
         self.clock = clock or Clock(limits.max_seconds)
         self.signals = StopSignals(self.clock)
-        self._device_meta: dict[str, Any] | None = None
-        self._meta: dict[str, Any] = {}   # the record's extra facts of the run in progress
-        self._capture: Capture | None = None
+        self.record = RunRecord(None, self, {})   # the record of the run in progress (runner/run_record.py)
 
     # ------------------------------------------------------------------ public
     def run(self, task: str, plan: TaskPlan | None = None) -> TaskResult:
@@ -131,12 +130,12 @@ class TaskRunner:
         self.clock.restart()
         usage = ModelUsage()
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
-        recorder = self._recorder(task)
+        recorder = RunRecorder(self.options.runs_dir, task, scrub=self.models.scrub) if self.options.runs_dir else None
         meta: dict[str, Any] = {}
-        self._meta, self._device_meta = meta, None
+        self.record = RunRecord(recorder, self, meta)
         self.signals.install()
         try:
-            self._snapshot(recorder, result, meta)   # run.json exists (status running) before the phone is touched
+            self.record.snapshot(result)   # run.json exists (status running) before the phone is touched
             self._run(task, result, usage, meta, recorder, plan)
         except (Interrupted, KeyboardInterrupt):
             self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self.signals.reason)
@@ -148,8 +147,7 @@ class TaskRunner:
             self.signals.hold()   # a second Ctrl-C must not cut the record short
             try:
                 result.total_time = self.clock.elapsed()
-                if recorder is not None:
-                    self._write_final(recorder, result, meta)
+                self.record.final(result)
             finally:
                 self.signals.restore()
             self.listener.on_finish(result)
@@ -203,7 +201,7 @@ class TaskRunner:
         apps = Apps(self.device, self.registry.app_packages(), homes)
         capture = Capture(self.device)
         readback.install(self.device, capture)   # typing's read-back when the UI dump fails: OCR of the field
-        self._capture = capture
+        self.record.capture = capture
         return StepTools(device=self.device, locator=locator, checks=models.checks, clock=self.clock,
                          person=self.person, capture=capture, apps=apps, vision=models.vision,
                          dry_run=self.options.dry_run, yes=self.options.yes, module_package=module.package,
@@ -364,7 +362,7 @@ class TaskRunner:
     def _record(self, sr: StepResult, recorder: RunRecorder | None, result: TaskResult) -> None:
         if recorder is not None:
             recorder.record_step(sr, sr.screenshot_before, sr.screenshot_after)
-            self._snapshot(recorder, result, self._meta)   # what a killed run leaves: the steps that ended
+            self.record.snapshot(result)   # what a killed run leaves: the steps that ended
         self.listener.on_step_end(sr)
 
     # ------------------------------------------------------------------ outcomes
@@ -381,53 +379,3 @@ class TaskRunner:
             meta["model_reply"] = exc.raw[:4000]
         status = TaskStatus.BUDGET_EXCEEDED if reason is FailureReason.BUDGET else TaskStatus.FAILED
         self._end(result, status, reason, message)
-
-    # ------------------------------------------------------------------ plumbing
-    def _recorder(self, task: str) -> RunRecorder | None:
-        if not self.options.runs_dir:
-            return None
-        return RunRecorder(self.options.runs_dir, task, scrub=self.models.scrub)
-
-    def _snapshot(self, recorder: RunRecorder | None, result: TaskResult, meta: dict[str, Any]) -> None:
-        """run.json as the run stands (status running): what a killed run leaves. A full disk only warns."""
-        if recorder is None:
-            return
-        try:
-            result.total_time = self.clock.elapsed()
-            self._write(recorder, result, meta, final=False)
-        except OSError as exc:
-            logger.warning("run record %s not updated: %s", recorder.dir, exc.strerror or exc)
-
-    def _write_final(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any]) -> None:
-        result.record_dir = str(recorder.dir)
-        try:
-            self._write(recorder, result, meta, final=True)
-        except OSError as exc:   # the outcome on the phone stands whatever the disk does
-            result.record_error = f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")
-            logger.warning("run record %s could not be written: %s", recorder.dir, result.record_error)
-
-    def _write(self, recorder: RunRecorder, result: TaskResult, meta: dict[str, Any], *, final: bool) -> Path:
-        meta = dict(meta)
-        if result.error_type:
-            meta["error_type"] = result.error_type
-        meta["llm"] = self.models.redacted()
-        meta["strategy"] = self.options.strategy.value
-        meta["dry_run"] = self.options.dry_run
-        meta["failure"] = result.failure.value if result.failure else None
-        meta["final_check"] = result.final_check.to_dict() if result.final_check else None
-        meta["device"] = {**self._device_info(), **device_costs(self.device, self._capture)}
-        if self.device_state is not None:
-            meta["device_state"] = self.device_state()
-        return recorder.write(result, meta, final=final)
-
-    def _device_info(self) -> dict[str, Any]:
-        """The phone's serial and size, asked once (a phone that failed is asked again at the end)."""
-        if self._device_meta is not None:
-            return self._device_meta
-        try:
-            info: dict[str, Any] = {"serial": self.device.serial, "size": list(self.device.window_size())}
-        except RemoteError as exc:
-            info = {"serial": self.device.serial, "error": str(exc)}
-            return info
-        self._device_meta = info
-        return info

@@ -1,0 +1,82 @@
+"""A run's record as the run goes (``TaskRunner``'s bookkeeping, `remote.core.record.recorder` writes it).
+
+``run.json`` exists from before the phone is touched (status ``running``) and is rewritten as each step
+ends, so even ``kill -9`` leaves a truthful record; at the end it is written whole with the report. A disk
+that refuses it only warns while the run goes, and at the end is said on the result (``record_error``),
+never in place of the outcome on the phone.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from remote.core.record.recorder import RunRecorder
+from remote.core.records import TaskResult
+from remote.errors import RemoteError
+from remote.runner.capture import device_costs
+from remote.runner.tools import Capture
+
+if TYPE_CHECKING:
+    from remote.runner.task_runner import TaskRunner
+
+logger = logging.getLogger(__name__)
+
+
+class RunRecord:
+    """``record = RunRecord(recorder, runner, meta); record.snapshot(result); ...; record.final(result)``;
+    ``meta`` holds the run's extra facts (the route score, what was learned ...), filled as the run goes."""
+
+    def __init__(self, recorder: RunRecorder | None, runner: TaskRunner, meta: dict[str, Any]) -> None:
+        self.recorder, self.runner, self.meta = recorder, runner, meta
+        self.capture: Capture | None = None           # the run's screens, for the device's costs
+        self._device: dict[str, Any] | None = None
+
+    def snapshot(self, result: TaskResult) -> None:
+        """run.json as the run stands (status running): what a killed run leaves. A full disk only warns."""
+        if self.recorder is None:
+            return
+        try:
+            result.total_time = self.runner.clock.elapsed()
+            self._write(result, final=False)
+        except OSError as exc:
+            logger.warning("run record %s not updated: %s", self.recorder.dir, exc.strerror or exc)
+
+    def final(self, result: TaskResult) -> None:
+        if self.recorder is None:
+            return
+        result.record_dir = str(self.recorder.dir)
+        try:
+            self._write(result, final=True)
+        except OSError as exc:   # the outcome on the phone stands whatever the disk does
+            result.record_error = f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")
+            logger.warning("run record %s could not be written: %s", self.recorder.dir, result.record_error)
+
+    def _write(self, result: TaskResult, *, final: bool) -> Path:
+        assert self.recorder is not None
+        runner = self.runner
+        meta = dict(self.meta)
+        if result.error_type:
+            meta["error_type"] = result.error_type
+        meta["llm"] = runner.models.redacted()
+        meta["strategy"] = runner.options.strategy.value
+        meta["dry_run"] = runner.options.dry_run
+        meta["failure"] = result.failure.value if result.failure else None
+        meta["final_check"] = result.final_check.to_dict() if result.final_check else None
+        meta["device"] = {**self._device_info(), **device_costs(runner.device, self.capture)}
+        if runner.device_state is not None:
+            meta["device_state"] = runner.device_state()
+        return self.recorder.write(result, meta, final=final)
+
+    def _device_info(self) -> dict[str, Any]:
+        """The phone's serial and size, asked once (a phone that failed is asked again at the end)."""
+        if self._device is not None:
+            return self._device
+        device = self.runner.device
+        try:
+            info: dict[str, Any] = {"serial": device.serial, "size": list(device.window_size())}
+        except RemoteError as exc:
+            return {"serial": device.serial, "error": str(exc)}
+        self._device = info
+        return info
