@@ -396,28 +396,28 @@ def test_the_page_in_chromium_builds_a_settings_task_in_under_ten_clicks(rig: Ri
             page.click("#launch-this")
             clicks += 1
             page.wait_for_function("document.getElementById('yaml').textContent.includes('com.android.settings')")
-            click_element(page, rig, "关于手机")
+            click_element(page, rig, "显示")
             clicks += 1
             page.wait_for_selector("#candidates li.unique")
-            assert page.inner_text("#candidates li >> nth=0").startswith("text:关于手机")   # its candidates, best first
+            assert page.inner_text("#candidates li >> nth=0").startswith("text:显示")   # its candidates, best first
             page.screenshot(path=str(shots / "studio-inspect.png"))
             page.click("#tap-this")
             clicks += 1
-            page.wait_for_function("document.getElementById('yaml').textContent.includes('text:关于手机')")
+            page.wait_for_function("document.getElementById('yaml').textContent.includes('text:显示')")
             page.wait_for_function("document.getElementById('result').textContent.startsWith('SUCCESS')")
-            assert rig.phone.snapshot()["foreground"]["screen"] == "about"     # "tap this" tapped it on the phone
-            page.wait_for_function("[...document.querySelectorAll('#tree li')].some(li => li.textContent.includes('Android'))")
-            click_element(page, rig, "Android 版本")
+            assert rig.phone.snapshot()["foreground"]["screen"] == "display"   # "tap this" tapped it on the phone
+            page.wait_for_function("[...document.querySelectorAll('#tree li')].some(li => li.textContent.includes('深色主题'))")
+            click_element(page, rig, "深色主题")
             clicks += 1
             page.wait_for_selector("#candidates li.unique")
             page.click("#check-this")
             clicks += 1
-            page.wait_for_function("document.getElementById('yaml').textContent.includes('success_check')")
-            page.fill("#name", "android_version")
-            page.fill("#sentence", "查看安卓版本")
+            page.wait_for_function("document.getElementById('yaml').textContent.includes('assert_visible')")
+            page.fill("#name", "display_page")
+            page.fill("#sentence", "查看显示设置")
             page.click("#set-task")
             clicks += 1
-            page.wait_for_function("document.getElementById('yaml').textContent.includes('查看安卓版本')")
+            page.wait_for_function("document.getElementById('yaml').textContent.includes('查看显示设置')")
             assert page.inner_text("#problems") == ""                          # modules check has nothing to say
             page.screenshot(path=str(shots / "studio-build.png"))
             page.click("#save")
@@ -426,8 +426,8 @@ def test_the_page_in_chromium_builds_a_settings_task_in_under_ten_clicks(rig: Ri
         finally:
             browser.close()
     assert clicks < 10
-    assert "name: android_version" in (rig.modules / "studiotest" / "tasks.yaml").read_text(encoding="utf-8")
+    assert "name: display_page" in (rig.modules / "studiotest" / "tasks.yaml").read_text(encoding="utf-8")
     rig.phone.force_stop("com.android.settings")
-    assert cli.main(["run", "查看安卓版本", "--device", rig.server.serial, "--adb-port", str(rig.server.port),
+    assert cli.main(["run", "查看显示设置", "--device", rig.server.serial, "--adb-port", str(rig.server.port),
                      "--runs-dir", str(rig.runs), "--json"]) == 0
-    assert rig.phone.snapshot()["foreground"] == {"package": "com.android.settings", "screen": "about"}
+    assert rig.phone.snapshot()["foreground"] == {"package": "com.android.settings", "screen": "display"}

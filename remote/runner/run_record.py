@@ -9,27 +9,30 @@ never in place of the outcome on the phone.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from remote.core.device.protocol import Device
 from remote.core.record.recorder import RunRecorder
 from remote.core.records import TaskResult
 from remote.errors import RemoteError
 from remote.runner.capture import device_costs
+from remote.runner.clock import Clock
 from remote.runner.tools import Capture
-
-if TYPE_CHECKING:
-    from remote.runner.task_runner import TaskRunner
 
 logger = logging.getLogger(__name__)
 
 
 class RunRecord:
-    """``record = RunRecord(recorder, runner, meta); record.snapshot(result); ...; record.final(result)``;
-    ``meta`` holds the run's extra facts (the route score, what was learned ...), filled as the run goes."""
+    """``record = RunRecord(recorder, meta, ...); record.snapshot(result); ...; record.final(result)``;
+    ``meta`` holds the run's extra facts (the route score, what was learned ...), filled as the run goes;
+    ``facts`` the run's own (its model, strategy, dry run), the same for every write."""
 
-    def __init__(self, recorder: RunRecorder | None, runner: TaskRunner, meta: dict[str, Any]) -> None:
-        self.recorder, self.runner, self.meta = recorder, runner, meta
+    def __init__(self, recorder: RunRecorder | None, meta: dict[str, Any], *, device: Device, clock: Clock,
+                 facts: Callable[[], dict[str, Any]], device_state: Callable[[], dict[str, Any]] | None) -> None:
+        self.recorder, self.meta = recorder, meta
+        self.device, self.clock, self.facts, self.device_state = device, clock, facts, device_state
         self.capture: Capture | None = None           # the run's screens, for the device's costs
         self._device: dict[str, Any] | None = None
 
@@ -38,7 +41,7 @@ class RunRecord:
         if self.recorder is None:
             return
         try:
-            result.total_time = self.runner.clock.elapsed()
+            result.total_time = self.clock.elapsed()
             self._write(result, final=False)
         except OSError as exc:
             logger.warning("run record %s not updated: %s", self.recorder.dir, exc.strerror or exc)
@@ -55,25 +58,22 @@ class RunRecord:
 
     def _write(self, result: TaskResult, *, final: bool) -> Path:
         assert self.recorder is not None
-        runner = self.runner
         meta = dict(self.meta)
         if result.error_type:
             meta["error_type"] = result.error_type
-        meta["llm"] = runner.models.redacted()
-        meta["strategy"] = runner.options.strategy.value
-        meta["dry_run"] = runner.options.dry_run
+        meta.update(self.facts())
         meta["failure"] = result.failure.value if result.failure else None
         meta["final_check"] = result.final_check.to_dict() if result.final_check else None
-        meta["device"] = {**self._device_info(), **device_costs(runner.device, self.capture)}
-        if runner.device_state is not None:
-            meta["device_state"] = runner.device_state()
+        meta["device"] = {**self._device_info(), **device_costs(self.device, self.capture)}
+        if self.device_state is not None:
+            meta["device_state"] = self.device_state()
         return self.recorder.write(result, meta, final=final)
 
     def _device_info(self) -> dict[str, Any]:
         """The phone's serial and size, asked once (a phone that failed is asked again at the end)."""
         if self._device is not None:
             return self._device
-        device = self.runner.device
+        device = self.device
         try:
             info: dict[str, Any] = {"serial": device.serial, "size": list(device.window_size())}
         except RemoteError as exc:

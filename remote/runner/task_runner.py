@@ -121,7 +121,7 @@ class TaskRunner:
         self.device_state = device_state
         self.clock = clock or Clock(limits.max_seconds)
         self.signals = StopSignals(self.clock)
-        self.record = RunRecord(None, self, {})   # the record of the run in progress (runner/run_record.py)
+        self.record = self._record_of(None, {})   # the record of the run in progress (runner/run_record.py)
 
     # ------------------------------------------------------------------ public
     def run(self, task: str, plan: TaskPlan | None = None) -> TaskResult:
@@ -132,7 +132,7 @@ class TaskRunner:
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
         recorder = RunRecorder(self.options.runs_dir, task, scrub=self.models.scrub) if self.options.runs_dir else None
         meta: dict[str, Any] = {}
-        self.record = RunRecord(recorder, self, meta)
+        self.record = self._record_of(recorder, meta)
         self.signals.install()
         try:
             self.record.snapshot(result)   # run.json exists (status running) before the phone is touched
@@ -152,6 +152,13 @@ class TaskRunner:
                 self.signals.restore()
             self.listener.on_finish(result)
         return result
+
+    def _record_of(self, recorder: RunRecorder | None, meta: dict[str, Any]) -> RunRecord:
+        def facts() -> dict[str, Any]:
+            return {"llm": self.models.redacted(), "strategy": self.options.strategy.value,
+                    "dry_run": self.options.dry_run}
+        return RunRecord(recorder, meta, device=self.device, clock=self.clock, facts=facts,
+                         device_state=self.device_state)
 
     # ------------------------------------------------------------------ set-up
     def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
