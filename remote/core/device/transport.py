@@ -24,7 +24,7 @@ import shlex
 import socket
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import adbutils
 from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
@@ -184,11 +184,7 @@ class AdbLink:
                         return buf
                     buf += chunk
             finally:
-                # The device closed first; skip adbutils' shutdown-and-sleep close (10 ms per call).
-                try:
-                    conn.conn.close()
-                except (OSError, AdbError):
-                    pass
+                _hang_up(conn)   # the device closed first
         return self.guard(run)
 
     def probe(self, service: str, nbytes: int) -> tuple[bytes, float, float | None]:
@@ -213,10 +209,7 @@ class AdbLink:
                 speed = (len(buf) - head) / rest if len(buf) > head and rest > 0 else None
                 return bytes(buf), first - started, speed
             finally:
-                try:
-                    conn.conn.close()
-                except (OSError, AdbError):
-                    pass
+                _hang_up(conn)
         return self.guard(run)
 
     def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str:
@@ -227,3 +220,11 @@ class AdbLink:
         out = self.service("shell:" + cmd, timeout).decode("utf-8", errors="replace")
         logger.debug("shell %s -> %d chars", cmd[:120], len(out))
         return out.rstrip("\r\n")
+
+
+def _hang_up(conn: Any) -> None:
+    """Close a transport's socket, skipping adbutils' shutdown-and-sleep close (10 ms per call)."""
+    try:
+        conn.conn.close()
+    except (OSError, AdbError):
+        pass
