@@ -104,11 +104,13 @@ class Aimer:
             blocker = self.tools.checks.detect_blocker(screen.pil, screen.tree(), use_model=False)
             if blocker is None or _presses(blocker, keep):
                 break
-            if blocker.type is BlockerType.LOADING:
+            loading = blocker.type is BlockerType.LOADING
+            if loading:
                 self.tools.clock.sleep(LOADING_POLL_S)
             elif not self.dismiss(blocker, screen, sr):
                 break
-            screen = self.tools.capture.screen(tree=True)
+            # a spinner ends in the tree before the frame looks different enough: a wait looks at a fresh dump
+            screen = self.tools.capture.screen(tree=True, fresh=loading)
         return screen
 
     def _locate_once(self, step: StepPlan, screen: Screen, sr: StepResult, *, quick: bool = False) -> LocateResult:
