@@ -293,6 +293,30 @@ def test_verify_reads_the_field_back_and_retypes_once(phone_server):
     assert sum("ADB_INPUT_B64" in c for c in shells(server)) == 2
 
 
+@pytest.mark.parametrize("dropped", [0, 1])
+def test_a_field_of_unknown_text_is_not_dumped_before_typing_the_warm_up_reads_it(phone_server, dropped):
+    phone = Phone()
+    server, adb = phone_server(phone)
+    phone.field = "abc"           # text the caller does not know of (no UI tree was at hand)
+    phone.drop_broadcasts = dropped
+    assert adb.input_text("你好", verify=True) is True
+    assert phone.field == "abc你好"   # appended once, even when the first broadcast after the switch was lost
+    sent = shells(server)
+    first_dump = next(i for i, c in enumerate(sent) if c.startswith("rm -f"))
+    assert "ADB_INPUT_B64" in sent[first_dump - 1]          # no dump before the first text went out
+    assert sum("ADB_INPUT_B64" in c for c in sent) == 1 + dropped
+
+
+def test_a_field_of_unknown_text_that_never_receives_is_an_error_not_typed(phone_server):
+    phone = Phone()
+    server, adb = phone_server(phone)
+    phone.field = "abc"
+    phone.drop_broadcasts = 3
+    with pytest.raises(DeviceCommandError, match="received nothing"):
+        adb.input_text("你好", verify=True)
+    assert phone.field == "abc"
+
+
 def test_a_crashed_run_left_adbkeyboard_active_and_the_next_start_restores_it(phone_server):
     phone = Phone()
     server, adb = phone_server(phone)

@@ -1,4 +1,4 @@
-"""One step, from look to verdict: locate (through the ``Aimer``), act, verify.
+"""One step, from look to verdict: locate (through the ``Aimer``), act, verify (through the ``Judge``).
 
 The error policy (smolagents'): our bugs and device failures raise; the world's
 surprises (target not found, ambiguous, nothing happened, a popup, an app that is
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
 from remote.core.locate.screen import Screen
 from remote.core.locate.tree_facts import already_selected, switch_state
@@ -29,7 +27,6 @@ from remote.core.plan.actions import (
 )
 from remote.core.plan.execution_strategy import classify, wait_after_ms
 from remote.core.records import (
-    BlockerType,
     ExecutionLevel,
     FailureReason,
     LocateFailure,
@@ -45,14 +42,13 @@ from remote.core.records import (
 from remote.errors import ActionError, DumpFailed
 from remote.runner import readback
 from remote.runner.actions import BLIND, Actor
-from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer, needs_tree
+from remote.runner.aiming import Aimer, needs_tree
 from remote.runner.navigation import Navigator
 from remote.runner.tools import AppMissing, StepTools, fail
+from remote.runner.verdicts import Judge, timed
 
 logger = logging.getLogger(__name__)
 NO_CHANGE_LIMIT = 3
-OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
-T = TypeVar("T")
 LOCATE_FAILURES = {LocateFailure.AMBIGUOUS: FailureReason.AMBIGUOUS,
                    LocateFailure.NOT_INTERACTABLE: FailureReason.NOT_INTERACTABLE,
                    LocateFailure.UNAVAILABLE: FailureReason.CONFIG}
@@ -64,6 +60,8 @@ class StepRunner:
         self.actor = Actor(tools)
         self.aimer = Aimer(tools, self.actor)
         self.navigator = Navigator(tools, self.aimer)
+        self.judge = Judge(tools, self.aimer)
+        self._timed = timed
         self.upcoming: StepPlan | None = None   # the plan's next step, when the task loop knows it
 
     def _next_looks_at_the_tree(self) -> bool:
@@ -156,25 +154,6 @@ class StepRunner:
         return self.tools.device.input_text(args.text, clear=args.clear, verify=True,
                                             before=readback.field_text(field))
 
-    def _settled(self, step: StepPlan, level: ExecutionLevel, sr: StepResult) -> Screen:
-        """The screen after the step's action: its wait and the frame run beside the UI dump."""
-        ms = wait_after_ms(step, level)
-        started = time.perf_counter()
-        screen = self.tools.capture.after_action(ms / 1000, self.tools.clock.sleep)
-        if ms:
-            sr.timings["wait"] = sr.timings.get("wait", 0) + ms
-        spent = (time.perf_counter() - started) * 1000
-        sr.timings["capture"] = round(sr.timings.get("capture", 0) + max(0.0, spent - ms), 1)
-        return screen
-
-    @staticmethod
-    def _timed(sr: StepResult, phase: str, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
-        t0 = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            sr.timings[phase] = round(sr.timings.get(phase, 0) + (time.perf_counter() - t0) * 1000, 1)
-
     def _launch(self, step: StepPlan, args: LaunchApp, level: ExecutionLevel, sr: StepResult) -> Screen | None:
         apps = self.tools.apps
         if self.tools.dry_run:
@@ -201,7 +180,7 @@ class StepRunner:
             return screen
         before = screen or self._timed(sr, "capture", self.capture, tree=False)
         self._timed(sr, "act", self.actor.swipe, args)
-        after = self._settled(step, level, sr)
+        after = self.judge.settled(step, level, sr)
         ok, why = self.tools.checks.quick_check(before.pil, after.pil, step.success_condition or "")
         sr.verify_result = VerifyResult(ok, 0.8 if ok else 0.6, screen_changed=ok, change_description=why,
                                         outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
@@ -251,9 +230,9 @@ class StepRunner:
                 return before
             if not self._confirm_found(step, before, point, sr):
                 return before
+            keyboard = self.judge.keyboard_before(step, self.upcoming)
             ok = self._timed(sr, "act", self._act_at, step, level, point, readback.field_node(before, loc.element.bbox))
-            after = self._settled(step, level, sr)
-            after, verdict = self._timed(sr, "verify", self._settle, step, level, before, after, loc, ok, sr)
+            after, verdict = self.judge.after_tap(step, level, before, loc, ok, sr, keyboard, self.upcoming)
             sr.screenshot_after, sr.verify_result = after, verdict
             if verdict.verified or verdict.outcome is StepOutcome.UNKNOWN and verdict.suggestion is SuggestionAction.CONTINUE:
                 sr.status = StepStatus.SUCCESS
@@ -281,34 +260,6 @@ class StepRunner:
             fail(sr, FailureReason.NO_CHANGE, sr.error_message or f"step did not succeed in {step.retry + 1} tries")
         return None
 
-    def _settle(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen, loc: LocateResult,
-                acted: bool, sr: StepResult) -> tuple[Screen, VerifyResult]:
-        """Verify; something that came up over the result (a spinner, an ad) is settled, then judged again.
-
-        A dialog that our own tap opened (none was there before it) is the step's result, not something in
-        the way: dismissing it would undo the step ("turn on notification access" opens that dialog).
-        """
-        verdict = self._verify(step, level, before, after, loc, acted)
-        for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
-            if verdict.blocker is None:
-                break
-            if verdict.blocker.type in OPENED_BY_TAPS and self._no_blocker(before):
-                return after, VerifyResult(True, 0.6, screen_changed=True, outcome=StepOutcome.SUCCEEDED,
-                                           method="tree", current_state=verdict.blocker.description,
-                                           change_description=f"the tap opened a dialog: "
-                                                              f"{verdict.blocker.description}"[:200])
-            if verdict.blocker.type is BlockerType.LOADING:
-                self.tools.clock.sleep(LOADING_POLL_S)
-            elif not self.aimer.dismiss(verdict.blocker, after, sr):
-                break
-            after = self.capture()
-            verdict = self._verify(step, level, before, after, loc, acted)
-        return after, verdict
-
-    def _no_blocker(self, screen: Screen) -> bool:
-        tree = screen.tree()
-        return tree is not None and self.tools.checks.detect_blocker(screen.pil, tree, use_model=False) is None
-
     def _act_at(self, step: StepPlan, level: ExecutionLevel, point: tuple[int, int], field: UINode | None = None) -> bool:
         device, args = self.tools.device, step.args
         if isinstance(args, LongPress):
@@ -319,38 +270,6 @@ class StepRunner:
             self.tools.clock.sleep(0.15)  # let the field take focus before typing
             return self._type_beside(step, level, args, field)
         return True
-
-    def _verify(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,
-                loc: LocateResult, acted: bool) -> VerifyResult:
-        args, checks = step.args, self.tools.checks
-        if isinstance(args, InputText):
-            return VerifyResult(acted, 0.95 if acted else 0.2, matches_expected=acted, screen_changed=True,
-                                outcome=StepOutcome.SUCCEEDED if acted else StepOutcome.NO_CHANGE, method="readback",
-                                change_description="the field reads back the typed text" if acted
-                                else "the field does not show the typed text")
-        if isinstance(args, Tap) and args.toggle is not None and loc.element is not None:
-            tree = after.tree()
-            state = switch_state(tree.nodes if tree is not None else (), loc.element.bbox)
-            ok = state is not None and state == args.toggle
-            return VerifyResult(ok, 0.95 if ok else 0.5, matches_expected=ok, screen_changed=True, method="tree",
-                                outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
-                                change_description=f"the switch is {'on' if state else 'off'}")
-        if step.verify_ref:
-            found = self.tools.locator.locate(step.verify_ref, after)
-            if found.success and found.element is not None:
-                return VerifyResult(True, found.element.confidence, matches_expected=True, screen_changed=True,
-                                    outcome=StepOutcome.SUCCEEDED, method=f"locate:{found.method_used}",
-                                    change_description=f"{step.verify_ref} is on the new screen")
-        stay = isinstance(args, Tap) and args.stay_in_app
-        verdict = checks.classify(before.pil, after.pil, hierarchy_before=before.tree() if before.tree_taken else None,
-                                  hierarchy_after=after.tree() if level >= ExecutionLevel.LOCATE_AND_EXECUTE
-                                  else None, expected=step.success_condition,
-                                  expected_package=self.tools.module_package if stay else None)
-        if (level is ExecutionLevel.FULL_AI and step.success_condition and verdict.outcome is StepOutcome.UNKNOWN
-                and checks.has_model):
-            return checks.verify_with_description(after.pil, step.success_condition, before.pil,
-                                                  hierarchy=after.tree())
-        return verdict
 
     def _toggle_state(self, step: StepPlan, screen: Screen, loc: LocateResult) -> bool | None:
         if not isinstance(step.args, Tap) or step.args.toggle is None or loc.element is None:

@@ -422,7 +422,8 @@ def cmd(ctx: Ctx, argv: list[str]) -> int:
 
 
 COMMANDS: dict[str, CommandFn] = {
-    "input": input_, "am": am, "monkey": monkey, "pm": pm, "ime": ime, "dumpsys": dumpsys,
+    "input": input_, "am": realism.native_tool(am), "monkey": monkey, "pm": realism.native_tool(pm), "ime": realism.native_tool(ime),
+    "dumpsys": realism.native_tool(dumpsys),
     "screencap": screencap, "uiautomator": uiautomator, "svc": svc, "reboot": reboot, "cmd": cmd,
     "ps": realism.ps,
 }

@@ -84,7 +84,8 @@ class SimPhone(BasePhone):
         return [self.launcher, *apps.APPS]
 
     def keyboard_shown(self) -> bool:
-        return self.focus is not None
+        """A field has the focus and the screen shows it (a loading screen has no field to type into)."""
+        return self.focus is not None and not self.loading
 
     def version_name(self, package: str) -> str | None:
         return apps.version_name(self, package) if package in self.packages() else None

@@ -365,6 +365,14 @@ class ADBController:
         return {"package": package, "activity": activity}
 
     # ---------------------------------------------------------------- info
+    def keyboard_shown(self) -> bool | None:
+        """Is the soft keyboard up (``dumpsys input_method``)? None when the phone does not say."""
+        return screen_state.keyboard_shown(self.shell(["dumpsys", "input_method"]))
+
+    def prepare_typing(self, text: str) -> None:
+        """Make the keyboard ready to type ``text`` (`TextTyper.prepare`), while a step would only wait."""
+        self.typer.prepare(text)
+
     def getprop(self, name: str) -> str:
         return self.shell(["getprop", name]).strip()
 
