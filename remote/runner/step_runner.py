@@ -45,7 +45,7 @@ from remote.runner.actions import BLIND, Actor
 from remote.runner.aiming import Aimer, needs_tree
 from remote.runner.navigation import Navigator
 from remote.runner.tools import AppMissing, StepTools, fail
-from remote.runner.verdicts import Judge, timed
+from remote.runner.verdicts import Judge, timing
 
 logger = logging.getLogger(__name__)
 NO_CHANGE_LIMIT = 3
@@ -61,7 +61,6 @@ class StepRunner:
         self.aimer = Aimer(tools, self.actor)
         self.navigator = Navigator(tools, self.aimer)
         self.judge = Judge(tools, self.aimer)
-        self._timed = timed
         self.upcoming: StepPlan | None = None   # the plan's next step, when the task loop knows it
 
     def _next_looks_at_the_tree(self) -> bool:
@@ -118,7 +117,8 @@ class StepRunner:
             return self._launch(step, args, level, sr)
         if isinstance(args, BLIND) and not step.targets:
             if not self.tools.dry_run:
-                self._timed(sr, "act", self.actor.act, step)
+                with timing(sr, "act"):
+                    self.actor.act(step)
                 self._wait(step, level, sr)
             sr.status = StepStatus.SUCCESS
             return None  # the screen is unknown now; the next step that looks captures
@@ -129,7 +129,9 @@ class StepRunner:
             if self.tools.dry_run:
                 sr.status = StepStatus.SUCCESS
                 return None
-            if not self._timed(sr, "act", self._type_beside, step, level, args, node):
+            with timing(sr, "act"):
+                typed = self._type_beside(step, level, args, node)
+            if not typed:
                 fail(sr, FailureReason.TEXT_NOT_TYPED, "the text did not arrive in the field")
                 return None
             sr.status = StepStatus.SUCCESS
@@ -165,7 +167,9 @@ class StepRunner:
                 sr.notes.append(f"{args.name} will be looked for on the launcher")
             sr.status = StepStatus.SUCCESS
             return None
-        if self._timed(sr, "act", self.actor.launch, args) is None:
+        with timing(sr, "act"):
+            launched = self.actor.launch(args)
+        if launched is None:
             return self.navigator.launch_from_launcher(args.name or "", sr)
         if self._next_looks_at_the_tree():
             self.tools.capture.prefetch()   # the app's first screen is dumped while the launch's wait runs
@@ -178,8 +182,10 @@ class StepRunner:
         if self.tools.dry_run:
             sr.status = StepStatus.SUCCESS
             return screen
-        before = screen or self._timed(sr, "capture", self.capture, tree=False)
-        self._timed(sr, "act", self.actor.swipe, args)
+        with timing(sr, "capture"):
+            before = screen or self.capture(tree=False)
+        with timing(sr, "act"):
+            self.actor.swipe(args)
         after = self.judge.settled(step, level, sr)
         ok, why = self.tools.checks.quick_check(before.pil, after.pil, step.success_condition or "")
         sr.verify_result = VerifyResult(ok, 0.8 if ok else 0.6, screen_changed=ok, change_description=why,
@@ -202,12 +208,14 @@ class StepRunner:
         for attempt in range(step.retry + 1):
             self.tools.clock.check()
             sr.retry_count = attempt
-            before = screen or self._timed(sr, "capture", self.capture, tree=needs_tree(step))
+            with timing(sr, "capture"):
+                before = screen or self.capture(tree=needs_tree(step))
             screen = None
             if attempt or needs_tree(step):
                 # The tree is at hand (or a tap was swallowed): clear popups before aiming.
                 before = self.aimer.clear_blockers(before, sr, keep=tuple(step.targets))
-            loc, before = self._timed(sr, "locate", self.aimer.locate, step, before, sr)
+            with timing(sr, "locate"):
+                loc, before = self.aimer.locate(step, before, sr)
             sr.locate_result, sr.screenshot_before = loc, before
             if not loc.success or loc.element is None:
                 reason = LOCATE_FAILURES.get(loc.failure or LocateFailure.NOT_FOUND, FailureReason.NOT_FOUND)
@@ -231,7 +239,8 @@ class StepRunner:
             if not self._confirm_found(step, before, point, sr):
                 return before
             keyboard = self.judge.keyboard_before(step, self.upcoming)
-            ok = self._timed(sr, "act", self._act_at, step, level, point, readback.field_node(before, loc.element.bbox))
+            with timing(sr, "act"):
+                ok = self._act_at(step, level, point, readback.field_node(before, loc.element.bbox))
             after, verdict = self.judge.after_tap(step, level, before, loc, ok, sr, keyboard, self.upcoming)
             sr.screenshot_after, sr.verify_result = after, verdict
             if verdict.verified or verdict.outcome is StepOutcome.UNKNOWN and verdict.suggestion is SuggestionAction.CONTINUE:

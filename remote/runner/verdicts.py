@@ -16,8 +16,8 @@ cannot tell, the screen is dumped and judged as after any tap.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from remote.core.device.protocol import KeyboardState
 from remote.core.locate.screen import Screen
@@ -37,15 +37,15 @@ from remote.core.records import (
 from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer
 from remote.runner.tools import StepTools
 
-T = TypeVar("T")
 OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
 
 
-def timed(sr: StepResult, phase: str, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
-    """``fn(*args, **kwargs)``, its time added to the step's ``phase`` (milliseconds)."""
+@contextmanager
+def timing(sr: StepResult, phase: str) -> Iterator[None]:
+    """``with timing(sr, "act"): ...``: the block's time is added to the step's ``phase`` (milliseconds)."""
     t0 = time.perf_counter()
     try:
-        return fn(*args, **kwargs)
+        yield
     finally:
         sr.timings[phase] = round(sr.timings.get(phase, 0) + (time.perf_counter() - t0) * 1000, 1)
 
@@ -94,11 +94,14 @@ class Judge:
         else:
             after = self.settled(step, level, sr, tree=False) if keyboard else \
                 self.tools.capture.screen(tree=False)
-            verdict = timed(sr, "verify", self._focus_verdict, before, after)
+            with timing(sr, "verify"):
+                verdict = self._focus_verdict(before, after)
             if verdict is not None:
                 return after, verdict
-            after = timed(sr, "capture", self.tools.capture.screen, tree=True, fresh=True)
-        return timed(sr, "verify", self.settle, step, level, before, after, loc, acted, sr)
+            with timing(sr, "capture"):
+                after = self.tools.capture.screen(tree=True, fresh=True)
+        with timing(sr, "verify"):
+            return self.settle(step, level, before, after, loc, acted, sr)
 
     def _ready_to_type(self, step: StepPlan, level: ExecutionLevel, sr: StepResult,
                        following: StepPlan | None) -> None:

@@ -196,8 +196,8 @@ class ADBController:
 
         An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
         carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
-        since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set, and
-        the dump's `DumpFailed` is raised when it cannot either.
+        since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set, else
+        the phone is dumped once more (its retries again), and `DumpFailed` is raised when that fails too.
         """
         record = self.dumper.recent(FIELD_REUSE_S)
         xml = record.xml if record is not None else None
@@ -205,13 +205,13 @@ class ADBController:
             try:
                 xml = self.dump_hierarchy()
             except DumpFailed:
-                if self.field_reader is None:
-                    raise
                 logger.warning("UI dump failed: reading the field back from the screenshot")
-                text = self.field_reader()
-                if text is None:   # the field's place is unknown: not read, which is not "nothing focused"
-                    raise
-                return text
+                text = self.field_reader() if self.field_reader is not None else None
+                if text is not None:
+                    return text
+                # the field's place is unknown (no tree showed it yet): one more round of dumps, else not read,
+                # which is not "nothing focused"
+                xml = self.dump_hierarchy()
         root = ElementTree.fromstring(xml.encode("utf-8"))
         focused = [n for n in root.iter("node") if n.get("focused") == "true"]
         if not focused:
