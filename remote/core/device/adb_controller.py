@@ -20,10 +20,9 @@ from typing import Any
 from xml.etree import ElementTree
 
 import numpy as np
-from adbutils.errors import AdbError
 from PIL import Image
 
-from remote.core.device import refusals, screen_state, states
+from remote.core.device import refusals, screen_state, transport
 from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
 from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
 from remote.core.device.frames import FrameGrabber, LinkReport
@@ -32,7 +31,7 @@ from remote.core.device.rom import Rom, parse_getprop
 from remote.core.device.rom import detect as rom_of
 from remote.core.device.screen_state import ScreenState
 from remote.core.device.text_input import TextTyper
-from remote.core.device.transport import AdbLink, NoSpawnClient, no_server, server_answers
+from remote.core.device.transport import AdbLink
 from remote.core.records import ScreenshotMetadata
 from remote.errors import ActionError, DeviceCommandError, DeviceError, DumpFailed, SecureScreen
 
@@ -390,20 +389,5 @@ class ADBController:
                 "android": rom.android, "rom": rom.name, "resolution": f"{w}x{h}",
                 "adbkeyboard": build.installed, "keyboard": keyboard}
 
-    @staticmethod
-    def list_devices(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[tuple[str, str]]:
-        """``(serial, state)`` of every phone an adb server lists, ready or not (`states`)."""
-        if not server_answers(host, port):
-            raise no_server(host, port)
-        client = NoSpawnClient(host=host, port=port, socket_timeout=socket_timeout)
-        try:
-            return [(i.serial, states.normalise(i.state)) for i in client.list()]
-        except (TimeoutError, AdbError, OSError) as exc:
-            raise DeviceError(f"the adb server on {host}:{port} did not answer: {exc}",
-                              hint="restart it with `adb kill-server; adb start-server`") from exc
-
-    @staticmethod
-    def list_serials(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[str]:
-        """Serials of the ready phones an adb server sees (DeviceNotFound when no server answers)."""
-        return [serial for serial, state in ADBController.list_devices(host, port, socket_timeout)
-                if state == states.READY]
+    list_devices = staticmethod(transport.list_devices)
+    list_serials = staticmethod(transport.list_serials)
