@@ -102,10 +102,18 @@ def test_loading_screens_are_waited_out(make_runner, sim_phone):
     assert sim_phone.snapshot()["chats"] == {"张三": ["到了"]}
 
 
-def test_a_tap_that_brings_no_keyboard_before_typing_is_judged_on_its_dump(make_runner, sim_phone, tmp_path):
+def probe_runner(make_runner, tmp_path, keyword: str, tasks: str, **kwargs):
+    """A runner with a module ``probe`` (its ``tasks.yaml``) ahead of the shipped ones."""
     from tests.test_apps import write_module
 
-    write_module(tmp_path / "mods", "probe", "name: probe\nkeywords: [通讯录]\n", """\
+    write_module(tmp_path / "mods", "probe", f"name: probe\nkeywords: [{keyword}]\n", tasks)
+    runner = make_runner(**kwargs)
+    runner.registry = ModuleRegistry([tmp_path / "mods", APPS_DIR])
+    return runner
+
+
+def test_a_tap_that_brings_no_keyboard_before_typing_is_judged_on_its_dump(make_runner, sim_phone, tmp_path):
+    runner = probe_runner(make_runner, tmp_path, "通讯录", """\
         tasks:
           - name: type_on_contacts
             patterns: [在通讯录里打字]
@@ -116,8 +124,6 @@ def test_a_tap_that_brings_no_keyboard_before_typing_is_judged_on_its_dump(make_
               - {action: input_text, params: {text: "张三"}}
             success_check: {app: com.tencent.mm}
         """)
-    runner = make_runner()
-    runner.registry = ModuleRegistry([tmp_path / "mods", APPS_DIR])
     result = runner.run("在通讯录里打字")
     tab, typing = result.step_results[2:]
     assert tab.status is StepStatus.SUCCESS and tab.verify_result.method != "focus"   # judged on its UI dump
@@ -157,9 +163,8 @@ def test_a_tap_that_the_next_step_types_after_is_checked_by_the_keyboard_not_a_d
 
 
 def test_a_final_check_that_the_last_screen_does_not_pass_looks_again(make_runner, sim_phone, tmp_path):
-    from tests.test_apps import write_module
-
-    write_module(tmp_path / "mods", "probe", "name: probe\nkeywords: [首页]\n", """\
+    ends = StepEnds(sim_phone)
+    runner = probe_runner(make_runner, tmp_path, "首页", """\
         tasks:
           - name: home_with_a_missing_text
             patterns: [看首页]
@@ -167,10 +172,7 @@ def test_a_final_check_that_the_last_screen_does_not_pass_looks_again(make_runne
               - {action: launch_app, params: {package: com.tencent.mm}, wait_after: 600}
               - {action: back_to_home}
             success_check: {text: "这句话不在屏幕上"}
-        """)
-    ends = StepEnds(sim_phone)
-    runner = make_runner(listener=ends)
-    runner.registry = ModuleRegistry([tmp_path / "mods", APPS_DIR])
+        """, listener=ends)
     result = runner.run("看首页")
     assert result.status is TaskStatus.FAILED and result.final_check.passed is False
     after = [c for c in sim_phone.snapshot()["commands"][ends.at[-1]:] if c.startswith("screencap")]
