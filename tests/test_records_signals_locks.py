@@ -154,8 +154,10 @@ def test_3_sigterm_stops_a_batch_and_batch_json_is_written(model_server, model_e
     assert proc.returncode == 130, err
     doc = json.loads(out)
     assert doc["rows"][0]["status"] == "aborted" and (tmp_path / doc["batch_json"]).is_file()
+    assert doc["rows"][0]["error"] == "stopped by SIGTERM"                 # not "Ctrl-C": it was not pressed
     row_record = tmp_path / doc["rows"][0]["record"] / "run.json"
-    assert json.loads(row_record.read_text(encoding="utf-8"))["status"] == "aborted"
+    data = json.loads(row_record.read_text(encoding="utf-8"))
+    assert data["status"] == "aborted" and data["error"] == "stopped by SIGTERM"
 
 
 @pytest.mark.slow

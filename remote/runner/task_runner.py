@@ -55,7 +55,7 @@ from remote.errors import (
 from remote.runner import readback
 from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.capture import wake
-from remote.runner.clock import Clock, Interrupted, TimeCapReached
+from remote.runner.clock import Clock, Interrupted, TimeCapReached, stopped_by
 from remote.runner.final_check import FinalChecker
 from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
@@ -137,8 +137,11 @@ class TaskRunner:
         try:
             self.record.snapshot(result)   # run.json exists (status running) before the phone is touched
             self._run(task, result, usage, meta, recorder, plan)
-        except (Interrupted, KeyboardInterrupt):
-            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self.signals.reason)
+        except Interrupted as exc:   # the clock says what stopped it (Ctrl-C, SIGTERM, the batch's stop)
+            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, exc.message)
+        except KeyboardInterrupt as exc:
+            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED,
+                      self.signals.reason if self.signals.received else stopped_by(exc))
         except BaseException as exc:
             self._fail(result, exc, meta)
             if not isinstance(exc, RemoteError | PlanError):

@@ -244,7 +244,8 @@ class HybridLocator:
             tree = screen.tree()
             if tree is None:
                 return [], (f"no UI tree ({screen.tree_error})" if screen.tree_error
-                            else "no UI hierarchy (pass hierarchy= or a device)")
+                            else "no UI tree came with this screenshot (give its dump: `--xml` on the command line, "
+                                 "hierarchy= in Python)")
             return tree_tier.elements(tree, kind, value, etype), ""
         if tier == "ocr":
             if kind not in ("text", "desc"):
