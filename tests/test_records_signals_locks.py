@@ -116,6 +116,8 @@ def test_2_a_full_disk_still_prints_the_batch_table_and_its_outcome(sim_server, 
     assert doc["succeeded"] == 1 and doc["rows"][0]["status"] == "success" and doc["batch_json"] is None
     assert "warning: batch.json could not be written" in done.stderr
     assert not list((tmp_path / "runs").rglob("batch.json"))
+    # the task's own run record was refused too: its row and a warning say so
+    assert doc["rows"][0]["record_error"] and "the run record of task 1 could not be written" in done.stderr
 
 
 # 3 -------------------------------------------------------------------------------------------------------
