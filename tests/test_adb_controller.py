@@ -56,6 +56,8 @@ class Phone:
         self.props = {"ro.product.model": "Pixel 7", "ro.build.version.release": "14", "ro.build.version.sdk": "34",
                       **(props or {})}
         self.field = ""
+        self.resolved = ""          # what `cmd package resolve-activity --brief` answers
+        self.started = ""           # what `am start -n` answers
         self.frame = frame
         self.faults: list[object] = []
         self.drop_broadcasts = 0
@@ -104,6 +106,10 @@ class Phone:
         if args[:2] == ["input", "text"]:
             self.field += args[2].replace("%s", " ")
             return ""
+        if args[:3] == ["cmd", "package", "resolve-activity"]:
+            return self.resolved
+        if args[:2] == ["am", "start"] and "-n" in args:
+            return self.started or f"Starting: Intent {{ cmp={args[-1]} }}\n"
         if args[:1] == ["monkey"]:
             if args[2] == "com.missing":
                 return "** No activities found to run, monkey aborted."
@@ -184,10 +190,31 @@ def test_actions_send_exact_commands(phone_server):
         "wm size", "dumpsys display", "getprop", "cmd input tap 10 21", "cmd input swipe 5 6 5 6 900",
         "cmd input swipe 1 2 3 4 250",
         "cmd input keyevent 66", "cmd input keyevent 24", "cmd input keyevent 3", "cmd input keyevent 3",
+        "cmd package resolve-activity --brief -a android.intent.action.MAIN -c android.intent.category.LAUNCHER "
+        "com.tencent.mm",                                  # this phone names no launcher activity: monkey it is
         "monkey -p com.tencent.mm -c android.intent.category.LAUNCHER 1",
         "am start -a android.intent.action.VIEW -d 'https://example.com/?q=a b&x=$(id)'",
         "am start -a android.intent.action.CALL -d tel:+8610086",
     ]
+
+
+def test_an_app_is_started_by_its_launcher_activity_asked_once_and_by_monkey_when_that_fails(phone_server):
+    phone = Phone()
+    server, adb = phone_server(phone)
+    phone.resolved = "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n" \
+                     "com.tencent.mm/.ui.LauncherUI\n"
+    adb.launch_app("com.tencent.mm")
+    adb.launch_app("com.tencent.mm")
+    start = ("am start -a android.intent.action.MAIN -c android.intent.category.LAUNCHER -f 0x10200000 "
+             "-n com.tencent.mm/.ui.LauncherUI")
+    sent = shells(server)
+    assert sent.count(start) == 2 and sum("resolve-activity" in c for c in sent) == 1 and "monkey" not in str(sent)
+    phone.resolved = "No activity found\n"       # no launcher activity known: monkey, whose answer is read
+    with pytest.raises(DeviceCommandError, match="not installed or has no launcher activity"):
+        adb.launch_app("com.missing")
+    phone.resolved, phone.started = "com.other/.Main\n", "Error: Activity class {com.other/.Main} does not exist.\n"
+    adb.launch_app("com.other")                    # the start failed: monkey launches it
+    assert shells(server)[-1] == "monkey -p com.other -c android.intent.category.LAUNCHER 1"
 
 
 def test_swipe_direction_moves_the_finger_that_way(phone_server):

@@ -127,7 +127,8 @@ def test_an_apps_first_screen_is_dumped_during_the_launch_wait(tmp_path, capsys)
     code, summary, record = run_cli(tmp_path, capsys, "", HEADLINE)
     assert code == 0 and record["device_state"]["chats"] == {"张三": ["你好"]}
     sent = commands(record)
-    launch = next(i for i, c in enumerate(sent) if c.startswith("monkey"))
+    launch = next(i for i, c in enumerate(sent) if c.startswith("am start") and "LAUNCHER" in c)
+    assert not [c for c in sent if c.startswith("monkey")]           # no app_process to open an app
     after = [c for c in sent[launch + 1:] if not c.startswith(("dumpsys", "ps"))]
     assert "uiautomator dump" in after[0]          # before the next step's frame: it ran beside the launch's wait
     assert sum("uiautomator dump" in c for c in sent) == 5               # and it is the tree the next step used

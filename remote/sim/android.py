@@ -22,6 +22,7 @@ KEYCODES = {"HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "DPAD_UP": 19, "DPAD_
             "ESCAPE": 111, "MOVE_HOME": 122, "MOVE_END": 123, "APP_SWITCH": 187, "WAKEUP": 224, "SLEEP": 223,
             **{str(d): 7 + d for d in range(10)}, **{chr(65 + i): 29 + i for i in range(26)}}
 ADB_PACKAGE = ADB_IME.split("/", 1)[0]
+LAUNCHER = "android.intent.category.LAUNCHER"
 _NPE = ("Exception occurred while executing 'text':\n"
         "java.lang.NullPointerException: Attempt to get length of null array\n"
         "\tat com.android.server.input.InputShellCommand.sendText(InputShellCommand.java:374)\n"
@@ -194,8 +195,27 @@ def pm(ctx: Ctx, argv: list[str]) -> int:
             ctx.out(f"package:/data/app/{argv[2]}-1/base.apk\n")
             return 0
         return 1
+    if argv[1:2] == ["resolve-activity"]:
+        return _resolve_activity(ctx, argv[2:])
     ctx.err("Error: unknown pm command\n")
     return 255
+
+
+def _resolve_activity(ctx: Ctx, args: list[str]) -> int:
+    """``cmd package resolve-activity --brief [-a ACTION] [-c CATEGORY] PACKAGE``: the app's launcher activity
+    as a short component on the last line (PackageManagerShellCommand), ``No activity found`` otherwise."""
+    opts, _ = _extras(args)
+    package = opts.get("uri", "")
+    activity = ctx.phone.launcher_activity(package) if opts.get("-c", LAUNCHER) == LAUNCHER else None
+    if activity is None:
+        ctx.out("No activity found\n")
+        return 0
+    short = activity[len(package):] if activity.startswith(package + ".") else activity
+    if "--brief" not in args:
+        ctx.out(f"  ActivityInfo:\n    name={activity}\n    packageName={package}\n")
+        return 0
+    ctx.out(f"priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n{package}/{short}\n")
+    return 0
 
 
 def reboot(ctx: Ctx, argv: list[str]) -> int:

@@ -143,6 +143,11 @@ class SimPhone(BasePhone):
     def loading(self) -> bool:
         return time.monotonic() < self.settle_until
 
+    def launcher_activity(self, package: str) -> str | None:
+        """The activity an installed app's launcher icon opens (its first screen's), None for no such app."""
+        return apps.activity_of(self, package, "main") if package in apps.APPS and package in self.packages() \
+            else None
+
     def focus_component(self) -> str:
         """``pkg/activity`` of the focused window, as in dumpsys window's mCurrentFocus."""
         with self.lock:

@@ -27,13 +27,14 @@ from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
 from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
 from remote.core.device.frames import FrameGrabber, LinkReport
 from remote.core.device.keys import KEYCODES, keycode
+from remote.core.device.launching import AppLauncher
 from remote.core.device.rom import Rom, parse_getprop
 from remote.core.device.rom import detect as rom_of
 from remote.core.device.screen_state import ScreenState
 from remote.core.device.text_input import TextTyper
 from remote.core.device.transport import AdbLink
 from remote.core.records import ScreenshotMetadata
-from remote.errors import ActionError, DeviceCommandError, DeviceError, DumpFailed, SecureScreen
+from remote.errors import ActionError, DeviceError, DumpFailed, SecureScreen
 
 __all__ = ["ADBController", "KEYCODES", "keycode"]
 
@@ -68,6 +69,7 @@ class ADBController:
         self.dumper = UiDumper(self.link, sleep=sleep)
         self.frames = FrameGrabber(self.link, self._default_display)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
+        self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
         # Set by whoever can read a field from the screen (the runner: OCR) for when the UI dump fails.
         self.field_reader: Callable[[], str | None] | None = None
 
@@ -325,12 +327,10 @@ class ADBController:
         self._sleep(0.5)
 
     def launch_app(self, package: str) -> None:
+        """Open ``package`` as its launcher icon does (`launching.AppLauncher`)."""
         if not package or not re.fullmatch(r"[A-Za-z][\w.]*", package):
             raise ActionError(f"bad package name {package[:60]!r}")
-        out = self._act(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"])
-        if "No activities found" in out or "not found" in out.lower():
-            raise DeviceCommandError(f"app {package} is not installed or has no launcher activity",
-                                     command="monkey", output=out, serial=self.serial)
+        self.launcher.launch(package)
 
     def open_url(self, url: str) -> None:
         if not url or any(c in url for c in "\n\r"):
