@@ -56,6 +56,8 @@ class Phone:
         self.props = {"ro.product.model": "Pixel 7", "ro.build.version.release": "14", "ro.build.version.sdk": "34",
                       **(props or {})}
         self.field = ""
+        self.resolved = ""          # what `cmd package resolve-activity --brief` answers
+        self.started = ""           # what `am start -n` answers
         self.frame = frame
         self.faults: list[object] = []
         self.drop_broadcasts = 0
@@ -104,6 +106,10 @@ class Phone:
         if args[:2] == ["input", "text"]:
             self.field += args[2].replace("%s", " ")
             return ""
+        if args[:3] == ["cmd", "package", "resolve-activity"]:
+            return self.resolved
+        if args[:2] == ["am", "start"] and "-n" in args:
+            return self.started or f"Starting: Intent {{ cmp={args[-1]} }}\n"
         if args[:1] == ["monkey"]:
             if args[2] == "com.missing":
                 return "** No activities found to run, monkey aborted."
@@ -184,10 +190,31 @@ def test_actions_send_exact_commands(phone_server):
         "wm size", "dumpsys display", "getprop", "cmd input tap 10 21", "cmd input swipe 5 6 5 6 900",
         "cmd input swipe 1 2 3 4 250",
         "cmd input keyevent 66", "cmd input keyevent 24", "cmd input keyevent 3", "cmd input keyevent 3",
+        "cmd package resolve-activity --brief -a android.intent.action.MAIN -c android.intent.category.LAUNCHER "
+        "com.tencent.mm",                                  # this phone names no launcher activity: monkey it is
         "monkey -p com.tencent.mm -c android.intent.category.LAUNCHER 1",
         "am start -a android.intent.action.VIEW -d 'https://example.com/?q=a b&x=$(id)'",
         "am start -a android.intent.action.CALL -d tel:+8610086",
     ]
+
+
+def test_an_app_is_started_by_its_launcher_activity_asked_once_and_by_monkey_when_that_fails(phone_server):
+    phone = Phone()
+    server, adb = phone_server(phone)
+    phone.resolved = "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n" \
+                     "com.tencent.mm/.ui.LauncherUI\n"
+    adb.launch_app("com.tencent.mm")
+    adb.launch_app("com.tencent.mm")
+    start = ("am start -a android.intent.action.MAIN -c android.intent.category.LAUNCHER -f 0x10200000 "
+             "-n com.tencent.mm/.ui.LauncherUI")
+    sent = shells(server)
+    assert sent.count(start) == 2 and sum("resolve-activity" in c for c in sent) == 1 and "monkey" not in str(sent)
+    phone.resolved = "No activity found\n"       # no launcher activity known: monkey, whose answer is read
+    with pytest.raises(DeviceCommandError, match="not installed or has no launcher activity"):
+        adb.launch_app("com.missing")
+    phone.resolved, phone.started = "com.other/.Main\n", "Error: Activity class {com.other/.Main} does not exist.\n"
+    adb.launch_app("com.other")                    # the start failed: monkey launches it
+    assert shells(server)[-1] == "monkey -p com.other -c android.intent.category.LAUNCHER 1"
 
 
 def test_swipe_direction_moves_the_finger_that_way(phone_server):
@@ -291,6 +318,30 @@ def test_verify_reads_the_field_back_and_retypes_once(phone_server):
     assert adb.input_text("你好", clear=True, verify=True) is True
     assert phone.field == "你好"
     assert sum("ADB_INPUT_B64" in c for c in shells(server)) == 2
+
+
+@pytest.mark.parametrize("dropped", [0, 1])
+def test_a_field_of_unknown_text_is_not_dumped_before_typing_the_warm_up_reads_it(phone_server, dropped):
+    phone = Phone()
+    server, adb = phone_server(phone)
+    phone.field = "abc"           # text the caller does not know of (no UI tree was at hand)
+    phone.drop_broadcasts = dropped
+    assert adb.input_text("你好", verify=True) is True
+    assert phone.field == "abc你好"   # appended once, even when the first broadcast after the switch was lost
+    sent = shells(server)
+    first_dump = next(i for i, c in enumerate(sent) if c.startswith("rm -f"))
+    assert "ADB_INPUT_B64" in sent[first_dump - 1]          # no dump before the first text went out
+    assert sum("ADB_INPUT_B64" in c for c in sent) == 1 + dropped
+
+
+def test_a_field_of_unknown_text_that_never_receives_is_an_error_not_typed(phone_server):
+    phone = Phone()
+    server, adb = phone_server(phone)
+    phone.field = "abc"
+    phone.drop_broadcasts = 3
+    with pytest.raises(DeviceCommandError, match="received nothing"):
+        adb.input_text("你好", verify=True)
+    assert phone.field == "abc"
 
 
 def test_a_crashed_run_left_adbkeyboard_active_and_the_next_start_restores_it(phone_server):

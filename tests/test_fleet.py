@@ -433,3 +433,19 @@ def test_submit_to_an_address_where_no_cluster_answers_is_exit_2_at_once(capsys)
         port = probe.getsockname()[1]
     assert main(["submit", "打开设置", "--address", f"127.0.0.1:{port}"]) == ExitCode.ENVIRONMENT
     assert f"no Ray cluster answers at 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_a_reason_too_long_for_the_table_follows_it_whole():
+    import io
+
+    from remote.commands.batch import print_table
+
+    why = ("worker w-2 holds phone far-1 but has not answered for 94 s (stale offer): the task was placed on no "
+           "phone; start `remote worker` again on that host")
+    rows = [JobResult(Job(task="打开设置", index=0), "far-1", "not_run", int(ExitCode.FAILED), error=why),
+            JobResult(Job(task="返回", index=1), "near-1", "success", int(ExitCode.OK))]
+    out = io.StringIO()
+    print_table(rows, out)
+    text = out.getvalue()
+    assert f"  #1: {why}" in text and "#2:" not in text          # only the cut reason, and whole
+    assert "1/2 tasks succeeded" in text

@@ -188,7 +188,8 @@ def test_a_stale_offer_is_one_clean_line_then_taken_over_and_a_killed_worker_tak
         out = capsys.readouterr().out
         (row,) = [line for line in out.splitlines() if "打开设置" in line]
         assert code == ExitCode.ENVIRONMENT and "NOT_RUN" in row and "has no room" in row, out
-        assert "\x1b" not in out and "Traceback" not in out and 'File "' not in out and len(out.splitlines()) <= 6
+        assert "\x1b" not in out and "Traceback" not in out and 'File "' not in out and len(out.splitlines()) <= 8
+        assert "#1: the host Ray chose has no room: its `remote worker` is gone (restart it there)" in out   # whole
         worker = start_worker(local.address, other.port, tmp_path / "worker.log")
         assert "taking them over" in (tmp_path / "worker.log").read_text(encoding="utf-8")
         (result,) = RayFleet(settings(tmp_path)).run([Job("打开设置", device="stale-1")])

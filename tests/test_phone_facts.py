@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from remote.core.device import adbkeyboard, refusals, states
+from remote.core.device import adbkeyboard, refusals, screen_state, states
 from remote.core.device import rom as roms
 from remote.errors import DeviceNotReady, InputInjectionRefused, InputMethodPermission, PhoneRefused
 from remote.sim import roms as sim_roms
@@ -123,3 +123,13 @@ def test_transport_refusals_name_the_state():
     for state, text in sim_roms.TRANSPORT_REFUSALS.items():
         assert states.from_transport_error(text) == state
     assert states.from_transport_error("closed") is None
+
+
+@pytest.mark.parametrize("dump,shown", [
+    ("  mShowRequested=true mShowExplicitlyRequested=false mShowForced=false mInputShown=true\n", True),
+    ("Input method service state:\n  mCurMethodId=com.android.adbkeyboard/.AdbIME\n  mInputShown=false\n", False),
+    ("Input method service state:\n  mCurMethodId=x/.Y\n", None),     # a dump without the line says nothing
+    ("  mInputShownSomething=true\n", None),
+])
+def test_the_soft_keyboard_is_read_from_dumpsys_input_method(dump, shown):
+    assert screen_state.keyboard_shown(dump) is shown

@@ -116,6 +116,8 @@ def test_2_a_full_disk_still_prints_the_batch_table_and_its_outcome(sim_server, 
     assert doc["succeeded"] == 1 and doc["rows"][0]["status"] == "success" and doc["batch_json"] is None
     assert "warning: batch.json could not be written" in done.stderr
     assert not list((tmp_path / "runs").rglob("batch.json"))
+    # the task's own run record was refused too: its row and a warning say so
+    assert doc["rows"][0]["record_error"] and "the run record of task 1 could not be written" in done.stderr
 
 
 # 3 -------------------------------------------------------------------------------------------------------
@@ -154,8 +156,10 @@ def test_3_sigterm_stops_a_batch_and_batch_json_is_written(model_server, model_e
     assert proc.returncode == 130, err
     doc = json.loads(out)
     assert doc["rows"][0]["status"] == "aborted" and (tmp_path / doc["batch_json"]).is_file()
+    assert doc["rows"][0]["error"] == "stopped by SIGTERM"                 # not "Ctrl-C": it was not pressed
     row_record = tmp_path / doc["rows"][0]["record"] / "run.json"
-    assert json.loads(row_record.read_text(encoding="utf-8"))["status"] == "aborted"
+    data = json.loads(row_record.read_text(encoding="utf-8"))
+    assert data["status"] == "aborted" and data["error"] == "stopped by SIGTERM"
 
 
 @pytest.mark.slow

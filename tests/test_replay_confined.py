@@ -82,6 +82,7 @@ def test_replay_opens_no_file_outside_its_record_folder(record, tmp_path, capsys
     assert code in (ExitCode.OK, ExitCode.FAILED) and "error" not in err, err
     assert "sk-planted" not in out + err and "OPENAI_API_KEY" not in out + err
     assert "decisions" in out
+    assert "'../outside.xml', which is not a file inside the record's folder: not read" in err   # said, not silent
     folder = str(copy.resolve())
     assert not [p for p in opened if p.startswith("/proc/") or p == str(outside.resolve())], opened
     assert any(p.startswith(folder) for p in opened)        # it did read the record's own files

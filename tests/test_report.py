@@ -101,7 +101,9 @@ def test_the_headline_report_embeds_its_font_loads_nothing_and_reads_in_words(ma
     assert "unknown (pixel)" not in html and "% of pixels changed" not in text.split("Step details")[0]
     assert " {}" not in text.split("Raw record")[0]
     screens = list(Path(result.record_dir).glob("s*.png"))
-    assert html.count("<details id='step-") == 7 and html.count("<img ") == len(screens) == 9
+    # step 3 (tap 搜索) is checked by the keyboard coming up, which costs no frame and no dump: 8 screens, not 9
+    assert "found 搜索 in the UI tree and tapped it; the soft keyboard came up" in text
+    assert html.count("<details id='step-") == 7 and html.count("<img ") == len(screens) == 8
     assert html.count("<figcaption>before: located box (green), tap point (red)") == 4    # every located step, x=0 boxes too
     raw = html[html.index("<h2>Raw record</h2>"):]
     assert raw.count("<details>") == 2 and "&quot;chats&quot;" in raw and "input tap" in raw
@@ -284,3 +286,38 @@ def test_verdicts_are_sentences(step, sentence):
     from remote.core.record.report_words import verdict
 
     assert verdict(step) == sentence
+
+
+def test_a_steps_screens_are_written_beside_the_run_before_the_run_json_that_names_them(tmp_path, monkeypatch):
+    from remote.core import safe_files
+    from remote.core.locate.screen import Screen
+    from remote.core.plan.actions import ActionName
+    from remote.core.record import recorder as recorder_module
+    from remote.core.record.recorder import RunRecorder
+    from remote.core.records import StepPlan, StepResult, StepStatus, TaskResult
+
+    order: list[str] = []
+    real_write = safe_files.write_atomic
+
+    def write(path, data, durable=True):   # the order files reach the disk; s02's PNG is refused (a full disk)
+        if Path(path).name == "s02-after.png":
+            raise OSError(28, "No space left on device")
+        order.append(Path(path).name)
+        return real_write(path, data, durable=durable)
+
+    monkeypatch.setattr(recorder_module, "write_atomic", write)
+    rec = RunRecorder(tmp_path, "两步")
+    result = TaskResult(task="两步")
+    shot = Screen(Image.new("RGB", (60, 120), (20, 120, 200)))
+    for n in (1, 2):
+        sr = StepResult(step=StepPlan(step=n, action=ActionName.GO_HOME), status=StepStatus.SUCCESS)
+        rec.record_step(sr, shot, shot)
+        result.step_results.append(sr)
+        rec.write(result, {}, final=False)
+    rec.write(result, {}, final=True)
+    # every snapshot of run.json came after the screens it names; the refused one is not named at the end
+    assert order.index("s01-after.png") < order.index("run.json") < order.index("s02-before.png")
+    data = json.loads((rec.dir / "run.json").read_text(encoding="utf-8"))
+    assert data["steps"][0]["artifacts"] == {"before": "s01-before.png", "after": "s01-after.png"}
+    assert data["steps"][1]["artifacts"] == {"before": "s02-before.png"}
+    assert (rec.dir / "report.html").is_file() and not (rec.dir / "s02-after.png").exists()

@@ -102,6 +102,83 @@ def test_loading_screens_are_waited_out(make_runner, sim_phone):
     assert sim_phone.snapshot()["chats"] == {"张三": ["到了"]}
 
 
+def probe_runner(make_runner, tmp_path, keyword: str, tasks: str, **kwargs):
+    """A runner with a module ``probe`` (its ``tasks.yaml``) ahead of the shipped ones."""
+    from tests.test_apps import write_module
+
+    write_module(tmp_path / "mods", "probe", f"name: probe\nkeywords: [{keyword}]\n", tasks)
+    runner = make_runner(**kwargs)
+    runner.registry = ModuleRegistry([tmp_path / "mods", APPS_DIR])
+    return runner
+
+
+def test_a_tap_that_brings_no_keyboard_before_typing_is_judged_on_its_dump(make_runner, sim_phone, tmp_path):
+    runner = probe_runner(make_runner, tmp_path, "通讯录", """\
+        tasks:
+          - name: type_on_contacts
+            patterns: [在通讯录里打字]
+            steps:
+              - {action: launch_app, params: {package: com.tencent.mm}, wait_after: 600}
+              - {action: back_to_home}
+              - {action: tap, target_ref: "text:通讯录"}
+              - {action: input_text, params: {text: "张三"}}
+            success_check: {app: com.tencent.mm}
+        """)
+    result = runner.run("在通讯录里打字")
+    tab, typing = result.step_results[2:]
+    assert tab.status is StepStatus.SUCCESS and tab.verify_result.method != "focus"   # judged on its UI dump
+    assert tab.screenshot_after is not None and tab.screenshot_after.tree() is not None
+    assert typing.status is StepStatus.FAILED and "no text field has the focus" in typing.error_message
+    assert result.status is TaskStatus.FAILED
+
+
+class StepEnds(QuietListener):
+    """How many shell commands the phone had run when each step ended."""
+
+    def __init__(self, phone) -> None:
+        self.phone, self.at = phone, []
+
+    def on_step_end(self, sr) -> None:
+        self.at.append(len(self.phone.snapshot()["commands"]))
+
+
+def test_a_tap_that_the_next_step_types_after_is_checked_by_the_keyboard_not_a_dump(make_runner, sim_phone):
+    ends = StepEnds(sim_phone)
+    result = make_runner(listener=ends).run("给张三发微信消息说你好")
+    assert result.status is TaskStatus.SUCCESS, result.error_message
+    assert sim_phone.snapshot()["chats"] == {"张三": ["你好"]}
+    search = result.step_results[2]
+    assert search.step.target_ref == "text:搜索" and search.verify_result.method == "focus"
+    assert "keyboard came up" in search.verify_result.change_description
+    commands = [c.removeprefix("cmd ") for c in sim_phone.snapshot()["commands"]]
+    tap = next(i for i, c in enumerate(commands) if c.startswith("input tap"))
+    typed = next(i for i, c in enumerate(commands) if "ADB_INPUT_B64" in c)
+    between = commands[tap:typed]
+    assert not any("uiautomator dump" in c for c in between)             # no dump of the search page ...
+    assert between.count("dumpsys input_method") == 1                    # ... its keyboard was asked instead
+    assert sum("uiautomator dump" in c for c in commands) == 5           # 7 steps and the final check, 5 dumps
+    # the final check read the last step's screen: its tree was the phone's latest dump, nothing ran since
+    assert not [c for c in commands[ends.at[-1]:] if c.startswith(("screencap", "uiautomator"))]
+    assert result.final_check.passed and {i.method for i in result.final_check.items} == {"tree"}
+
+
+def test_a_final_check_that_the_last_screen_does_not_pass_looks_again(make_runner, sim_phone, tmp_path):
+    ends = StepEnds(sim_phone)
+    runner = probe_runner(make_runner, tmp_path, "首页", """\
+        tasks:
+          - name: home_with_a_missing_text
+            patterns: [看首页]
+            steps:
+              - {action: launch_app, params: {package: com.tencent.mm}, wait_after: 600}
+              - {action: back_to_home}
+            success_check: {text: "这句话不在屏幕上"}
+        """, listener=ends)
+    result = runner.run("看首页")
+    assert result.status is TaskStatus.FAILED and result.final_check.passed is False
+    after = [c for c in sim_phone.snapshot()["commands"][ends.at[-1]:] if c.startswith("screencap")]
+    assert len(after) == 1                                              # a fresh frame was taken and judged
+
+
 @pytest.mark.sim(drop_after_commands=8)
 def test_pulled_cable_fails_cleanly_with_a_record(make_runner):
     result = make_runner().run("给张三发消息说你好")

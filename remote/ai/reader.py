@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from remote.ai.answers import Action, Box, Convention, Item, Mark, NotFound, Point, Reading, ReplyError, Verb
-from remote.ai.reply import Span, json_spans, split_thinking
+from remote.ai.reply import Span, brackets, json_spans, split_thinking
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
@@ -195,25 +195,7 @@ def _from_json(span: Span, convention: Convention) -> tuple[Item, ...]:
 # ---------------------------------------------------------------- action calls and special tokens
 def _call_span(text: str, start: int) -> int:
     """The end of the call whose ``(`` is at ``start`` (quotes honoured), or -1."""
-    depth, quote, escape = 0, "", False
-    for i in range(start, min(len(text), start + 4000)):
-        ch = text[i]
-        if quote:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return -1
+    return next((i + 1 for i, depth in brackets(text, start, start + 4000) if depth == 0), -1)
 
 
 def _call_args(source: str) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,11 +73,14 @@ class Span:
     value: Any
 
 
-def _balanced(text: str, offset: int = 0) -> list[tuple[int, int]]:
-    """Every top-level ``{...}`` / ``[...]`` span (start, end), honouring strings in either quote."""
-    spans: list[tuple[int, int]] = []
-    depth, start, quote, escape = 0, -1, "", False
-    for i, ch in enumerate(text):
+def brackets(text: str, start: int = 0, stop: int | None = None, *, opens: str = "([{", closes: str = ")]}",
+             quotes_at_top: bool = True) -> Iterator[tuple[int, int]]:
+    """(index, depth after it) of every bracket of ``opens``/``closes`` in ``text[start:stop]`` outside quoted
+    strings ("..." or '...', backslash escapes honoured); a close with nothing open is skipped. Without
+    ``quotes_at_top`` a quote opens a string only inside brackets (prose's apostrophes around JSON)."""
+    depth, quote, escape = 0, "", False
+    for i in range(start, len(text) if stop is None else min(len(text), stop)):
+        ch = text[i]
         if quote:
             if escape:
                 escape = False
@@ -85,19 +88,27 @@ def _balanced(text: str, offset: int = 0) -> list[tuple[int, int]]:
                 escape = True
             elif ch == quote:
                 quote = ""
-            continue
-        if ch in "\"'" and depth:
+        elif ch in "\"'" and (depth or quotes_at_top):
             quote = ch
-        elif ch in "{[":
-            if depth == 0:
-                start = i
+        elif ch in opens:
             depth += 1
-        elif ch in "}]" and depth:
+            yield i, depth
+        elif ch in closes and depth:
             depth -= 1
-            if depth == 0:
-                spans.append((offset + start, offset + i + 1))
-                if len(spans) >= MAX_SPANS:
-                    break
+            yield i, depth
+
+
+def _balanced(text: str, offset: int = 0) -> list[tuple[int, int]]:
+    """Every top-level ``{...}`` / ``[...]`` span (start, end), honouring strings in either quote."""
+    spans: list[tuple[int, int]] = []
+    start = -1
+    for i, depth in brackets(text, opens="{[", closes="}]", quotes_at_top=False):
+        if depth == 1 and text[i] in "{[":
+            start = i
+        elif depth == 0:
+            spans.append((offset + start, offset + i + 1))
+            if len(spans) >= MAX_SPANS:
+                break
     return spans
 
 

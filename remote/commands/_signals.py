@@ -15,9 +15,11 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
+from remote.runner.clock import Terminated
+
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 @contextlib.contextmanager

@@ -145,7 +145,8 @@ def _cut(text: str, width: int) -> str:
 
 
 def print_table(results: list[JobResult], out: TextIO | None = None) -> None:
-    """task, phone, status, reason (why it failed, one line), time, model calls, record: one row per job."""
+    """task, phone, status, reason (why it failed, one line), time, model calls, record: one row per job; a
+    reason too long for its column follows the table whole."""
     out = out if out is not None else sys.stdout
     rows = [(str(r.job.index + 1), r.job.task, r.phone or "-",
              r.status.upper() + (f" (retried: {r.retried_from()} dropped)" if r.earlier else ""),
@@ -156,6 +157,11 @@ def print_table(results: list[JobResult], out: TextIO | None = None) -> None:
     print("", file=out)
     for row in [head, *rows]:
         print("  ".join(_cut(row[i], widths[i]) for i in range(7)) + "  " + row[7], file=out)
+    cut = [(row[0], row[4]) for row in rows if _width(row[4]) > widths[4]]
+    if cut:   # a reason the column cut short is given whole below the table
+        print("", file=out)
+        for number, reason in cut:
+            print(f"  #{number}: {reason}", file=out)
     ok = sum(r.ok for r in results)
     print(f"\n{ok}/{len(results)} tasks succeeded", file=out)
 
@@ -175,6 +181,10 @@ def report(results: list[JobResult], args: argparse.Namespace, *, source: str, p
     else:
         print_table(results)
         print(f"batch: {path}" if path else "batch: not written", flush=True)
+    for r in results:
+        if r.record_error:
+            print(f"warning: the run record of task {r.job.index + 1} could not be written ({r.record_error}); "
+                  "its row says what happened on the phone", file=sys.stderr, flush=True)
     if path is None:
         print(f"warning: batch.json could not be written ({problem}); the rows above are what happened on the "
               "phones", file=sys.stderr, flush=True)

@@ -84,4 +84,4 @@ def from_task(job: Job, serial: str, result: TaskResult, *, started: float, gone
                      failure=result.failure.value if result.failure else None, error=error,
                      seconds=result.total_time, model_calls=usage.calls, tokens=usage.total_tokens,
                      record=result.record_dir or None, started=started, ended=time.time(), phone_gone=gone,
-                     answer=result.answer)
+                     answer=result.answer, record_error=result.record_error)

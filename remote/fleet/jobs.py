@@ -77,6 +77,7 @@ class JobResult:
     phone_gone: bool = False      # the phone was no longer connected after the job
     earlier: list[dict[str, Any]] = field(default_factory=list)   # attempts before this one (a retry)
     answer: Any = None            # a question task's typed answer
+    record_error: str = ""        # why the run's record could not be written (a full disk); the row still counts
 
     @property
     def ok(self) -> bool:
@@ -99,7 +100,8 @@ class JobResult:
                 "status": self.status, "exit_code": self.exit_code, "failure": self.failure, "error": self.error,
                 "seconds": round(self.seconds, 2), "model_calls": self.model_calls, "tokens": self.tokens,
                 "record": self.record, "answer": self.answer, "line": self.job.line, "attempts": self.job.attempt,
-                "retried_from": self.retried_from(), "earlier_attempts": self.earlier}
+                "retried_from": self.retried_from(), "earlier_attempts": self.earlier,
+                "record_error": self.record_error or None}
 
 
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")   # ANSI colours, control characters

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from remote.errors import ExitCode
 from remote.fleet.execute import registry, run_job
 from remote.fleet.jobs import Job, JobResult, Phone, RunSettings, not_run, retry_of, with_earlier
-from remote.runner.clock import Clock
+from remote.runner.clock import Clock, stopped_by
 from remote.runner.protocols import Listener
 
 logger = logging.getLogger(__name__)
@@ -32,13 +32,14 @@ JOIN_POLL_S = 0.2   # how often the coordinator wakes to notice Ctrl-C
 class BatchClock(Clock):
     """A run's clock that also stops when the whole batch is stopped (even if the run starts after)."""
 
-    def __init__(self, max_seconds: float, batch_stop: threading.Event) -> None:
+    def __init__(self, max_seconds: float, batch_stop: threading.Event, why: Callable[[], str]) -> None:
         super().__init__(max_seconds)
-        self.batch_stop = batch_stop
+        self.batch_stop, self.why = batch_stop, why
 
     def restart(self) -> None:
         super().restart()
         if self.batch_stop.is_set():
+            self.stop_reason = self.why()
             self.stop.set()
 
 
@@ -69,12 +70,16 @@ class LocalFleet:
         self.listener_for = listener_for or (lambda phone, job: None)
         self.on_result = on_result or (lambda result: None)
         self._stop = threading.Event()
+        self._why = "interrupted (Ctrl-C)"
         self._clocks: dict[str, BatchClock] = {}
 
-    def stop(self) -> None:
-        """Hand out no more jobs; running tasks stop at their next check and write their records."""
+    def stop(self, why: str = "interrupted (Ctrl-C)") -> None:
+        """Hand out no more jobs; running tasks stop at their next check (saying ``why``) and write their
+        records."""
+        self._why = why
         self._stop.set()
         for clock in list(self._clocks.values()):
+            clock.stop_reason = why
             clock.stop.set()
         logger.warning("stopping: no more tasks are handed out; running ones stop and write their records")
 
@@ -89,13 +94,13 @@ class LocalFleet:
             thread.start()
         try:
             self._wait(pool, len(threads))
-        except KeyboardInterrupt:
-            self.stop()
+        except KeyboardInterrupt as exc:
+            self.stop(stopped_by(exc))
             with pool.cond:
                 pool.cond.notify_all()
             self._wait(pool, len(threads))
         with pool.cond:
-            why = "stopped before it started (Ctrl-C)" if self._stop.is_set() else "no phone left to run it"
+            why = f"stopped before it started ({self._why})" if self._stop.is_set() else "no phone left to run it"
             code = ExitCode.ABORTED if self._stop.is_set() else ExitCode.ENVIRONMENT
             for job in pool.waiting:
                 pool.results.append(with_earlier(not_run(job, why, exit_code=code), pool.earlier.get(job.index)))
@@ -118,7 +123,7 @@ class LocalFleet:
                 pool.finished += 1
 
     def _serve(self, phone: Phone, pool: _Pool) -> None:
-        clock = BatchClock(self.settings.limits.max_seconds, self._stop)
+        clock = BatchClock(self.settings.limits.max_seconds, self._stop, lambda: self._why)
         self._clocks[phone.serial] = clock
         modules = registry()
         while (job := self._take(phone, pool)) is not None:

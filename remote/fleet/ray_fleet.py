@@ -29,6 +29,7 @@ from remote.errors import ExitCode
 from remote.fleet.execute import run_job
 from remote.fleet.jobs import Job, JobResult, RunSettings, not_run, one_line, retry_of, with_earlier
 from remote.fleet.ray_cluster import POOL, advertised, phone_resource, room_here
+from remote.runner.clock import stopped_by
 
 logger = logging.getLogger(__name__)
 
@@ -137,9 +138,9 @@ class RayFleet:
                 if pending and time.monotonic() >= next_check:
                     results += self._lost(pending, earlier)
                     next_check = time.monotonic() + CHECK_EVERY_S
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             logger.warning("stopping: cancelling the tasks placed on the cluster")
-            results += self._cancel(pending, earlier)
+            results += self._cancel(pending, earlier, stopped_by(exc))
         return sorted(results, key=lambda r: r.job.index)
 
     def _lost(self, pending: dict[Any, Job], earlier: dict[int, JobResult]) -> list[JobResult]:
@@ -190,14 +191,14 @@ class RayFleet:
             result.record = str(unpack(packed, Path(self.runs_dir)))
         return result
 
-    def _cancel(self, pending: dict[Any, Job], earlier: dict[int, JobResult]) -> list[JobResult]:
+    def _cancel(self, pending: dict[Any, Job], earlier: dict[int, JobResult], why: str) -> list[JobResult]:
         for ref in pending:
             ray.cancel(ref)
         out = []
         deadline = time.monotonic() + CANCEL_GRACE_S
         for ref, job in pending.items():
             ready, _ = ray.wait([ref], timeout=max(0.0, deadline - time.monotonic()))
-            result = self._fetch(ref, job) if ready else not_run(job, "stopped (Ctrl-C)", exit_code=ExitCode.ABORTED)
+            result = self._fetch(ref, job) if ready else not_run(job, why, exit_code=ExitCode.ABORTED)
             if result.status == "not_run":
                 result.exit_code = ExitCode.ABORTED
             out.append(with_earlier(result, earlier.pop(job.index, None)))

@@ -168,14 +168,27 @@ class Capture:
         xml, error = self._dump()
         return self._keep(Screen(image, xml, secure=secure, tree_error=error))
 
-    def after_action(self, settle_s: float, sleep: Callable[[float], None]) -> Screen:
+    def still(self, last: Screen | None) -> Screen | None:
+        """``last`` (the last step's screen) when it is still the screen now: its tree is the phone's latest
+        dump and nothing that changes the screen has run since that dump began, moments ago; else None."""
+        if last is None or last.xml is None or last.secure or not isinstance(self.device, DumpReuse):
+            return None
+        record = self.device.recent_dump(RECENT_DUMP_S)
+        return last if record is not None and record.xml is last.xml else None
+
+    def after_action(self, settle_s: float, sleep: Callable[[float], None], *, tree: bool = True) -> Screen:
         """The screen after an action: the UI dump runs while the step waits ``settle_s`` and takes the frame.
 
         When the action ended with a dump of its own (typing's read-back) and nothing changed the screen
-        since, that dump is the tree.
+        since, that dump is the tree. Without ``tree`` only the frame is taken, after the wait (the caller
+        checks the step another way, and dumps with `screen` when that cannot tell).
         """
         self._take_prefetched()   # of the screen before this action: waited for (one dump at a time), not used
         beside, self._beside = self._beside, None
+        if not tree:
+            sleep(settle_s)
+            image, secure = self._frame()
+            return Screen(image, secure=secure)
         recent = self._recent()
         if recent is not None:
             if beside is not None and beside[1] == recent.generation:

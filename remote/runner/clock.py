@@ -17,7 +17,16 @@ from remote.errors import TaskError
 
 
 class Interrupted(TaskError):
-    """Ctrl-C: the task stops (and still writes its record)."""
+    """Ctrl-C (or SIGTERM): the task stops (and still writes its record)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be (`remote.commands._signals`)."""
+
+
+def stopped_by(exc: BaseException) -> str:
+    """What stopped a run, in the words its record uses: ``stopped by SIGTERM`` or ``interrupted (Ctrl-C)``."""
+    return "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
 
 
 class TimeCapReached(TaskError):
@@ -31,6 +40,7 @@ class Clock:
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.max_seconds = max_seconds
         self.stop = threading.Event()
+        self.stop_reason = "interrupted (Ctrl-C)"    # what `check` says once ``stop`` is set
         self._sleep = sleep
         self._monotonic = monotonic
         self.started = monotonic()
@@ -48,7 +58,7 @@ class Clock:
     def check(self) -> None:
         """Raise when Ctrl-C was pressed or the time budget is spent."""
         if self.stop.is_set():
-            raise Interrupted("interrupted (Ctrl-C)")
+            raise Interrupted(self.stop_reason)
         if self.remaining() <= 0:
             raise TimeCapReached(f"time cap reached ({self.max_seconds:g} s)", hint="raise --max-seconds")
 

@@ -12,6 +12,7 @@ as `report` does (no absolute paths, no ``..``, no symlinks leading out).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,8 @@ from remote.core.locate.ui_tree import UITreeError
 from remote.core.record.report import MAX_DUMP_BYTES, inside, load_record
 from remote.errors import BadInput
 from remote.runner.looking import again as look_again
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from remote.apps import ModuleRegistry
@@ -132,13 +135,21 @@ class _Fields:
         return tuple(out)
 
 
-def _image(run_dir: Path, name: str | None) -> Image.Image | None:
+def _file(run_dir: Path, name: str | None) -> Path | None:
+    """The record's file ``name``; a name run.json gives that is no file inside the folder is said, not read."""
     path = inside(run_dir, name)
+    if path is None and name:
+        logger.warning("%s names %r, which is not a file inside the record's folder: not read", run_dir, name)
+    return path
+
+
+def _image(run_dir: Path, name: str | None) -> Image.Image | None:
+    path = _file(run_dir, name)
     return open_image(path, "recorded screenshot") if path is not None else None
 
 
 def _xml(run_dir: Path, name: str | None) -> str | None:
-    path = inside(run_dir, name)
+    path = _file(run_dir, name)
     if path is None:
         return None
     if path.stat().st_size > MAX_DUMP_BYTES:

@@ -1,4 +1,4 @@
-"""One step, from look to verdict: locate (through the ``Aimer``), act, verify.
+"""One step, from look to verdict: locate (through the ``Aimer``), act, verify (through the ``Judge``).
 
 The error policy (smolagents'): our bugs and device failures raise; the world's
 surprises (target not found, ambiguous, nothing happened, a popup, an app that is
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
 from remote.core.locate.screen import Screen
 from remote.core.locate.tree_facts import already_selected, switch_state
@@ -29,7 +27,6 @@ from remote.core.plan.actions import (
 )
 from remote.core.plan.execution_strategy import classify, wait_after_ms
 from remote.core.records import (
-    BlockerType,
     ExecutionLevel,
     FailureReason,
     LocateFailure,
@@ -45,14 +42,13 @@ from remote.core.records import (
 from remote.errors import ActionError, DumpFailed
 from remote.runner import readback
 from remote.runner.actions import BLIND, Actor
-from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer, needs_tree
+from remote.runner.aiming import Aimer, needs_tree
 from remote.runner.navigation import Navigator
 from remote.runner.tools import AppMissing, StepTools, fail
+from remote.runner.verdicts import Judge, timing
 
 logger = logging.getLogger(__name__)
 NO_CHANGE_LIMIT = 3
-OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
-T = TypeVar("T")
 LOCATE_FAILURES = {LocateFailure.AMBIGUOUS: FailureReason.AMBIGUOUS,
                    LocateFailure.NOT_INTERACTABLE: FailureReason.NOT_INTERACTABLE,
                    LocateFailure.UNAVAILABLE: FailureReason.CONFIG}
@@ -64,6 +60,7 @@ class StepRunner:
         self.actor = Actor(tools)
         self.aimer = Aimer(tools, self.actor)
         self.navigator = Navigator(tools, self.aimer)
+        self.judge = Judge(tools, self.aimer)
         self.upcoming: StepPlan | None = None   # the plan's next step, when the task loop knows it
 
     def _next_looks_at_the_tree(self) -> bool:
@@ -120,7 +117,8 @@ class StepRunner:
             return self._launch(step, args, level, sr)
         if isinstance(args, BLIND) and not step.targets:
             if not self.tools.dry_run:
-                self._timed(sr, "act", self.actor.act, step)
+                with timing(sr, "act"):
+                    self.actor.act(step)
                 self._wait(step, level, sr)
             sr.status = StepStatus.SUCCESS
             return None  # the screen is unknown now; the next step that looks captures
@@ -131,7 +129,9 @@ class StepRunner:
             if self.tools.dry_run:
                 sr.status = StepStatus.SUCCESS
                 return None
-            if not self._timed(sr, "act", self._type_beside, step, level, args, node):
+            with timing(sr, "act"):
+                typed = self._type_beside(step, level, args, node)
+            if not typed:
                 fail(sr, FailureReason.TEXT_NOT_TYPED, "the text did not arrive in the field")
                 return None
             sr.status = StepStatus.SUCCESS
@@ -156,25 +156,6 @@ class StepRunner:
         return self.tools.device.input_text(args.text, clear=args.clear, verify=True,
                                             before=readback.field_text(field))
 
-    def _settled(self, step: StepPlan, level: ExecutionLevel, sr: StepResult) -> Screen:
-        """The screen after the step's action: its wait and the frame run beside the UI dump."""
-        ms = wait_after_ms(step, level)
-        started = time.perf_counter()
-        screen = self.tools.capture.after_action(ms / 1000, self.tools.clock.sleep)
-        if ms:
-            sr.timings["wait"] = sr.timings.get("wait", 0) + ms
-        spent = (time.perf_counter() - started) * 1000
-        sr.timings["capture"] = round(sr.timings.get("capture", 0) + max(0.0, spent - ms), 1)
-        return screen
-
-    @staticmethod
-    def _timed(sr: StepResult, phase: str, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
-        t0 = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            sr.timings[phase] = round(sr.timings.get(phase, 0) + (time.perf_counter() - t0) * 1000, 1)
-
     def _launch(self, step: StepPlan, args: LaunchApp, level: ExecutionLevel, sr: StepResult) -> Screen | None:
         apps = self.tools.apps
         if self.tools.dry_run:
@@ -186,7 +167,9 @@ class StepRunner:
                 sr.notes.append(f"{args.name} will be looked for on the launcher")
             sr.status = StepStatus.SUCCESS
             return None
-        if self._timed(sr, "act", self.actor.launch, args) is None:
+        with timing(sr, "act"):
+            launched = self.actor.launch(args)
+        if launched is None:
             return self.navigator.launch_from_launcher(args.name or "", sr)
         if self._next_looks_at_the_tree():
             self.tools.capture.prefetch()   # the app's first screen is dumped while the launch's wait runs
@@ -199,9 +182,11 @@ class StepRunner:
         if self.tools.dry_run:
             sr.status = StepStatus.SUCCESS
             return screen
-        before = screen or self._timed(sr, "capture", self.capture, tree=False)
-        self._timed(sr, "act", self.actor.swipe, args)
-        after = self._settled(step, level, sr)
+        with timing(sr, "capture"):
+            before = screen or self.capture(tree=False)
+        with timing(sr, "act"):
+            self.actor.swipe(args)
+        after = self.judge.settled(step, level, sr)
         ok, why = self.tools.checks.quick_check(before.pil, after.pil, step.success_condition or "")
         sr.verify_result = VerifyResult(ok, 0.8 if ok else 0.6, screen_changed=ok, change_description=why,
                                         outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
@@ -223,12 +208,14 @@ class StepRunner:
         for attempt in range(step.retry + 1):
             self.tools.clock.check()
             sr.retry_count = attempt
-            before = screen or self._timed(sr, "capture", self.capture, tree=needs_tree(step))
+            with timing(sr, "capture"):
+                before = screen or self.capture(tree=needs_tree(step))
             screen = None
             if attempt or needs_tree(step):
                 # The tree is at hand (or a tap was swallowed): clear popups before aiming.
                 before = self.aimer.clear_blockers(before, sr, keep=tuple(step.targets))
-            loc, before = self._timed(sr, "locate", self.aimer.locate, step, before, sr)
+            with timing(sr, "locate"):
+                loc, before = self.aimer.locate(step, before, sr)
             sr.locate_result, sr.screenshot_before = loc, before
             if not loc.success or loc.element is None:
                 reason = LOCATE_FAILURES.get(loc.failure or LocateFailure.NOT_FOUND, FailureReason.NOT_FOUND)
@@ -251,9 +238,10 @@ class StepRunner:
                 return before
             if not self._confirm_found(step, before, point, sr):
                 return before
-            ok = self._timed(sr, "act", self._act_at, step, level, point, readback.field_node(before, loc.element.bbox))
-            after = self._settled(step, level, sr)
-            after, verdict = self._timed(sr, "verify", self._settle, step, level, before, after, loc, ok, sr)
+            keyboard = self.judge.keyboard_before(step, self.upcoming)
+            with timing(sr, "act"):
+                ok = self._act_at(step, level, point, readback.field_node(before, loc.element.bbox))
+            after, verdict = self.judge.after_tap(step, level, before, loc, ok, sr, keyboard, self.upcoming)
             sr.screenshot_after, sr.verify_result = after, verdict
             if verdict.verified or verdict.outcome is StepOutcome.UNKNOWN and verdict.suggestion is SuggestionAction.CONTINUE:
                 sr.status = StepStatus.SUCCESS
@@ -281,34 +269,6 @@ class StepRunner:
             fail(sr, FailureReason.NO_CHANGE, sr.error_message or f"step did not succeed in {step.retry + 1} tries")
         return None
 
-    def _settle(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen, loc: LocateResult,
-                acted: bool, sr: StepResult) -> tuple[Screen, VerifyResult]:
-        """Verify; something that came up over the result (a spinner, an ad) is settled, then judged again.
-
-        A dialog that our own tap opened (none was there before it) is the step's result, not something in
-        the way: dismissing it would undo the step ("turn on notification access" opens that dialog).
-        """
-        verdict = self._verify(step, level, before, after, loc, acted)
-        for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
-            if verdict.blocker is None:
-                break
-            if verdict.blocker.type in OPENED_BY_TAPS and self._no_blocker(before):
-                return after, VerifyResult(True, 0.6, screen_changed=True, outcome=StepOutcome.SUCCEEDED,
-                                           method="tree", current_state=verdict.blocker.description,
-                                           change_description=f"the tap opened a dialog: "
-                                                              f"{verdict.blocker.description}"[:200])
-            if verdict.blocker.type is BlockerType.LOADING:
-                self.tools.clock.sleep(LOADING_POLL_S)
-            elif not self.aimer.dismiss(verdict.blocker, after, sr):
-                break
-            after = self.capture()
-            verdict = self._verify(step, level, before, after, loc, acted)
-        return after, verdict
-
-    def _no_blocker(self, screen: Screen) -> bool:
-        tree = screen.tree()
-        return tree is not None and self.tools.checks.detect_blocker(screen.pil, tree, use_model=False) is None
-
     def _act_at(self, step: StepPlan, level: ExecutionLevel, point: tuple[int, int], field: UINode | None = None) -> bool:
         device, args = self.tools.device, step.args
         if isinstance(args, LongPress):
@@ -319,38 +279,6 @@ class StepRunner:
             self.tools.clock.sleep(0.15)  # let the field take focus before typing
             return self._type_beside(step, level, args, field)
         return True
-
-    def _verify(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,
-                loc: LocateResult, acted: bool) -> VerifyResult:
-        args, checks = step.args, self.tools.checks
-        if isinstance(args, InputText):
-            return VerifyResult(acted, 0.95 if acted else 0.2, matches_expected=acted, screen_changed=True,
-                                outcome=StepOutcome.SUCCEEDED if acted else StepOutcome.NO_CHANGE, method="readback",
-                                change_description="the field reads back the typed text" if acted
-                                else "the field does not show the typed text")
-        if isinstance(args, Tap) and args.toggle is not None and loc.element is not None:
-            tree = after.tree()
-            state = switch_state(tree.nodes if tree is not None else (), loc.element.bbox)
-            ok = state is not None and state == args.toggle
-            return VerifyResult(ok, 0.95 if ok else 0.5, matches_expected=ok, screen_changed=True, method="tree",
-                                outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
-                                change_description=f"the switch is {'on' if state else 'off'}")
-        if step.verify_ref:
-            found = self.tools.locator.locate(step.verify_ref, after)
-            if found.success and found.element is not None:
-                return VerifyResult(True, found.element.confidence, matches_expected=True, screen_changed=True,
-                                    outcome=StepOutcome.SUCCEEDED, method=f"locate:{found.method_used}",
-                                    change_description=f"{step.verify_ref} is on the new screen")
-        stay = isinstance(args, Tap) and args.stay_in_app
-        verdict = checks.classify(before.pil, after.pil, hierarchy_before=before.tree() if before.tree_taken else None,
-                                  hierarchy_after=after.tree() if level >= ExecutionLevel.LOCATE_AND_EXECUTE
-                                  else None, expected=step.success_condition,
-                                  expected_package=self.tools.module_package if stay else None)
-        if (level is ExecutionLevel.FULL_AI and step.success_condition and verdict.outcome is StepOutcome.UNKNOWN
-                and checks.has_model):
-            return checks.verify_with_description(after.pil, step.success_condition, before.pil,
-                                                  hierarchy=after.tree())
-        return verdict
 
     def _toggle_state(self, step: StepPlan, screen: Screen, loc: LocateResult) -> bool | None:
         if not isinstance(step.args, Tap) or step.args.toggle is None or loc.element is None:

@@ -53,6 +53,7 @@ class StopSignals:
             if self.clock.stop.is_set():
                 raise KeyboardInterrupt
             self.received = self.received or signum
+            self.clock.stop_reason = self.reason
             self.clock.stop.set()
             logger.warning("%s: stopping", "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
             self._timer = threading.Timer(FORCE_STOP_S, force)

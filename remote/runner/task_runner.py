@@ -55,7 +55,7 @@ from remote.errors import (
 from remote.runner import readback
 from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.capture import wake
-from remote.runner.clock import Clock, Interrupted, TimeCapReached
+from remote.runner.clock import Clock, Interrupted, TimeCapReached, stopped_by
 from remote.runner.final_check import FinalChecker
 from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
@@ -137,8 +137,11 @@ class TaskRunner:
         try:
             self.record.snapshot(result)   # run.json exists (status running) before the phone is touched
             self._run(task, result, usage, meta, recorder, plan)
-        except (Interrupted, KeyboardInterrupt):
-            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, self.signals.reason)
+        except Interrupted as exc:   # the clock says what stopped it (Ctrl-C, SIGTERM, the batch's stop)
+            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED, exc.message)
+        except KeyboardInterrupt as exc:
+            self._end(result, TaskStatus.ABORTED, FailureReason.INTERRUPTED,
+                      self.signals.reason if self.signals.received else stopped_by(exc))
         except BaseException as exc:
             self._fail(result, exc, meta)
             if not isinstance(exc, RemoteError | PlanError):
@@ -316,7 +319,7 @@ class TaskRunner:
             result.steps_planned = len(result.step_results) + len(queue)
             self.listener.on_note(f"replanned after step {sr.step.step} failed: {len(queue)} new step(s), "
                                   f"{result.steps_planned} in all")
-        self._finish(plan, flow.scope.check(plan, check), criteria, failures, steps, checker, result)
+        self._finish(plan, flow.scope.check(plan, check), criteria, failures, steps, checker, result, screen)
         flow.answer(result, plan)
 
     def _flow(self, plan: TaskPlan, module: AppModule, steps: StepRunner, checker: FinalChecker, result: TaskResult,
@@ -340,7 +343,7 @@ class TaskRunner:
         return True
 
     def _finish(self, plan: TaskPlan, check: Any, criteria: str, failures: Any, steps: StepRunner,
-                checker: FinalChecker, result: TaskResult) -> None:
+                checker: FinalChecker, result: TaskResult, last: Screen | None = None) -> None:
         if self.options.dry_run:   # nothing was done: the status says so, not "success"
             unchecked = sum(sr.status is StepStatus.NOT_CHECKED for sr in result.step_results)
             self._end(result, TaskStatus.PLANNED, None, "")
@@ -348,10 +351,18 @@ class TaskRunner:
                                                   f"phone; {unchecked} step(s) need screens that only the earlier "
                                                   "steps would show", "none")
             return
-        screen = steps.capture()
+        # The last step's screen serves when it is still the screen now and only its tree decides (its frame
+        # was taken before that dump ended); otherwise the screen is captured again and judged afresh.
+        still = None if any(f.target for f in failures) else steps.tools.capture.still(last)
+        screen = still or steps.capture()
         if self._failure_screen(checker, failures, screen, result):
             return
         final = checker.check(check, screen, criteria)
+        if screen is still and not (final.passed and all(i.method in ("tree", "device") for i in final.items)):
+            screen = steps.capture()
+            if self._failure_screen(checker, failures, screen, result):
+                return
+            final = checker.check(check, screen, criteria)
         result.final_check = final
         if final.passed is True:
             self._end(result, TaskStatus.SUCCESS, None, "")

@@ -1,22 +1,20 @@
 """Android's shell services, answering with the texts real devices print.
 
-``input`` (tap/swipe/keyevent/text), ``am`` (start, broadcast for ADBKeyboard,
-force-stop), ``ime``, ``dumpsys`` (window, display, input_method, activity),
+``input`` (tap/swipe/keyevent/text), ``am`` (start, broadcast for ADBKeyboard: `keyboard.receive`,
+force-stop), ``dumpsys`` (window, display, input_method, activity), ``ime`` (in `keyboard`),
 ``screencap``, ``uiautomator dump``, ``monkey -p``, ``pm list packages``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import TYPE_CHECKING
 
-from remote.sim import clipboard, real_screen, realism, roms
+from remote.sim import clipboard, keyboard, real_screen, realism, roms
 from remote.sim.device import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
 
 if TYPE_CHECKING:
-    from remote.sim.device import Phone
+    pass
 
 KEYCODES = {"HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "DPAD_UP": 19, "DPAD_DOWN": 20, "DPAD_LEFT": 21,
             "DPAD_RIGHT": 22, "DPAD_CENTER": 23, "VOLUME_UP": 24, "VOLUME_DOWN": 25, "POWER": 26, "CAMERA": 27,
@@ -24,6 +22,7 @@ KEYCODES = {"HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "DPAD_UP": 19, "DPAD_
             "ESCAPE": 111, "MOVE_HOME": 122, "MOVE_END": 123, "APP_SWITCH": 187, "WAKEUP": 224, "SLEEP": 223,
             **{str(d): 7 + d for d in range(10)}, **{chr(65 + i): 29 + i for i in range(26)}}
 ADB_PACKAGE = ADB_IME.split("/", 1)[0]
+LAUNCHER = "android.intent.category.LAUNCHER"
 _NPE = ("Exception occurred while executing 'text':\n"
         "java.lang.NullPointerException: Attempt to get length of null array\n"
         "\tat com.android.server.input.InputShellCommand.sendText(InputShellCommand.java:374)\n"
@@ -142,7 +141,7 @@ def am(ctx: Ctx, argv: list[str]) -> int:
         ctx.out(f"Broadcasting: {desc}\n")
         answer = clipboard.broadcast(phone, action, extras) if package in ("", clipboard.PACKAGE) else None
         if answer is None and package in ("", ADB_PACKAGE):
-            _adb_keyboard(phone, action, extras)
+            keyboard.receive(phone, action, extras)
         ctx.out(answer or "Broadcast completed: result=0\n")
         return 0
     ctx.err(f"Error: unknown command '{sub}'\n")
@@ -172,46 +171,6 @@ def _am_start(ctx: Ctx, opts: dict[str, str]) -> int:
     return 1
 
 
-def _adb_keyboard(phone: Phone, action: str, extras: dict[str, str]) -> None:
-    """AdbIME's receiver: registered only while ADBKeyboard is the current IME; old builds register it late
-    (the first broadcast after `ime set` is lost) and not at all on Android 16 (`remote.sim.roms`)."""
-    if phone.ime != ADB_IME or ADB_IME not in phone.imes_installed:
-        return
-    if not roms.receiver_works(phone.scenario.adbkeyboard_build, int(phone.sdk)):
-        return
-    if phone.adbkeyboard_lost:
-        phone.adbkeyboard_lost -= 1
-        return
-    if action == "ADB_INPUT_TEXT" and "msg" in extras:
-        phone.type_text(extras["msg"])
-    elif action == "ADB_INPUT_TEXT" and "mcode" in extras:
-        codes = extras["mcode"].split(",")
-        for code in codes[1::2]:
-            if code.strip().isdigit():
-                phone.key(int(code))
-    elif action == "ADB_INPUT_B64" and "msg" in extras:
-        try:
-            text = base64.b64decode(extras["msg"], validate=False).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            text = "NOT SUPPORTED"
-        phone.type_text(text)
-    elif action == "ADB_INPUT_CHARS" and "chars" in extras:
-        try:
-            phone.type_text("".join(chr(int(c)) for c in extras["chars"].split(",") if c.strip()))
-        except ValueError:
-            pass
-    elif action == "ADB_INPUT_CODE" and extras.get("code", "").isdigit():
-        phone.key(int(extras["code"]))
-    elif action == "ADB_EDITOR_CODE" and extras.get("code", "").isdigit():
-        phone.editor_action(int(extras["code"]))
-    elif action == "ADB_CLEAR_TEXT":
-        phone.clear_text()
-    elif action.startswith("ADB_ACTION_"):
-        editor_code = {"GO": 2, "SEARCH": 3, "SEND": 4, "NEXT": 5, "DONE": 6}.get(action[len("ADB_ACTION_"):])
-        if editor_code:
-            phone.editor_action(editor_code)
-
-
 def monkey(ctx: Ctx, argv: list[str]) -> int:
     realism.app_process_start(ctx)
     args = argv[1:]
@@ -236,8 +195,27 @@ def pm(ctx: Ctx, argv: list[str]) -> int:
             ctx.out(f"package:/data/app/{argv[2]}-1/base.apk\n")
             return 0
         return 1
+    if argv[1:2] == ["resolve-activity"]:
+        return _resolve_activity(ctx, argv[2:])
     ctx.err("Error: unknown pm command\n")
     return 255
+
+
+def _resolve_activity(ctx: Ctx, args: list[str]) -> int:
+    """``cmd package resolve-activity --brief [-a ACTION] [-c CATEGORY] PACKAGE``: the app's launcher activity
+    as a short component on the last line (PackageManagerShellCommand), ``No activity found`` otherwise."""
+    opts, _ = _extras(args)
+    package = opts.get("uri", "")
+    activity = ctx.phone.launcher_activity(package) if opts.get("-c", LAUNCHER) == LAUNCHER else None
+    if activity is None:
+        ctx.out("No activity found\n")
+        return 0
+    short = activity[len(package):] if activity.startswith(package + ".") else activity
+    if "--brief" not in args:
+        ctx.out(f"  ActivityInfo:\n    name={activity}\n    packageName={package}\n")
+        return 0
+    ctx.out(f"priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n{package}/{short}\n")
+    return 0
 
 
 def reboot(ctx: Ctx, argv: list[str]) -> int:
@@ -245,65 +223,6 @@ def reboot(ctx: Ctx, argv: list[str]) -> int:
         ctx.phone.reboots += 1
         ctx.phone.home()
     return 0
-
-
-# ---------------------------------------------------------------- ime
-
-
-def ime(ctx: Ctx, argv: list[str]) -> int:
-    phone = ctx.phone
-    sub, args = (argv[1] if len(argv) > 1 else ""), argv[2:]
-    if phone.scenario.ime_refused:   # checked before the subcommand is read (roms: R2)
-        ctx.err(roms.executing("ime", roms.SECURE_SETTINGS_REFUSED))
-        return 255
-    with phone.lock:
-        if sub == "list":
-            ids = phone.imes_installed if "-a" in args else phone.imes_enabled
-            if "-s" in args:
-                ctx.out("".join(i + "\n" for i in ids))
-            else:
-                for i in ids:
-                    pkg, _, svc = i.partition("/")
-                    ctx.out(f"{i}:\n  mId={i} mSettingsActivity=null\n  Service:\n    "
-                            f"ServiceInfo:\n      name={pkg + svc if svc.startswith('.') else svc}\n      "
-                            f"packageName={pkg}\n")
-            return 0
-        if sub in ("enable", "disable", "set") and args:
-            target = args[-1]
-            if target not in phone.imes_installed:
-                verb = "selected" if sub == "set" else sub + "d"
-                ctx.err(f"Unknown input method {target} cannot be {verb} for user #0\n")
-                return 255 if sub == "set" else 0
-            if sub == "enable":
-                already = target in phone.imes_enabled
-                if not already:
-                    phone.imes_enabled.append(target)
-                ctx.out(f"Input method {target}: {'already enabled' if already else 'now enabled'} for user #0\n")
-            elif sub == "disable":
-                if target in phone.imes_enabled and len(phone.imes_enabled) > 1:
-                    phone.imes_enabled.remove(target)
-                    if phone.ime == target:
-                        phone.ime = phone.imes_enabled[0]
-                ctx.out(f"Input method {target}: now disabled for user #0\n")
-            else:
-                if target not in phone.imes_enabled:
-                    ctx.err(f"Unknown input method {target} cannot be selected for user #0\n")
-                    return 255
-                if target == ADB_IME and phone.ime != ADB_IME:   # a fresh AdbIME service: old builds are late
-                    phone.adbkeyboard_lost = roms.first_broadcasts_lost(phone.scenario.adbkeyboard_build)
-                phone.ime = target
-                ctx.out(f"Input method {target} selected for user #0\n")
-            phone.changed()
-            return 0
-        if sub == "reset":
-            phone.imes_enabled = [phone.imes_installed[0]]
-            phone.ime = phone.imes_installed[0]
-            ctx.out(f"Reset current and enabled IMEs for user #0\n  Selected: {phone.ime}\n")
-            phone.changed()
-            return 0
-    ctx.err("Usage: ime <command>:\n  list [-a] [-s]\n  enable [--user <USER_ID>] <ID>\n"
-            "  disable [--user <USER_ID>] <ID>\n  set [--user <USER_ID>] <ID>\n  reset\n")
-    return 255
 
 
 # ---------------------------------------------------------------- dumpsys
@@ -422,7 +341,8 @@ def cmd(ctx: Ctx, argv: list[str]) -> int:
 
 
 COMMANDS: dict[str, CommandFn] = {
-    "input": input_, "am": am, "monkey": monkey, "pm": pm, "ime": ime, "dumpsys": dumpsys,
+    "input": input_, "am": realism.native_tool(am), "monkey": monkey, "pm": realism.native_tool(pm), "ime": realism.native_tool(keyboard.ime),
+    "dumpsys": realism.native_tool(dumpsys),
     "screencap": screencap, "uiautomator": uiautomator, "svc": svc, "reboot": reboot, "cmd": cmd,
     "ps": realism.ps,
 }

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from remote.sim import android, roms
+from remote.sim import android, realism, roms
 from remote.sim.shell import CommandFn, Ctx, ShellExit, Writer, execute
 
 if TYPE_CHECKING:
@@ -323,7 +323,7 @@ def logcat(ctx: Ctx, argv: list[str]) -> int:
 COMMANDS: dict[str, CommandFn] = {
     "echo": echo, "cat": cat, "rm": rm, "ls": ls, "mkdir": mkdir, "touch": touch, "sleep": sleep,
     "exit": exit_, "grep": grep, "head": head_tail, "tail": head_tail, "getprop": getprop, "wm": wm,
-    "settings": settings, "true": true_, "false": false_, ":": true_, "cd": true_, "sync": true_,
+    "settings": realism.native_tool(settings), "true": true_, "false": false_, ":": true_, "cd": true_, "sync": true_,
     "pwd": fixed("/\n"), "whoami": fixed("shell\n"), "logcat": logcat,
     "id": fixed("uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log) context=u:r:shell:s0\n"),
     "uname": fixed("Linux\n"),

@@ -84,7 +84,8 @@ class SimPhone(BasePhone):
         return [self.launcher, *apps.APPS]
 
     def keyboard_shown(self) -> bool:
-        return self.focus is not None
+        """A field has the focus and the screen shows it (a loading screen has no field to type into)."""
+        return self.focus is not None and not self.loading
 
     def version_name(self, package: str) -> str | None:
         return apps.version_name(self, package) if package in self.packages() else None
@@ -141,6 +142,11 @@ class SimPhone(BasePhone):
     @property
     def loading(self) -> bool:
         return time.monotonic() < self.settle_until
+
+    def launcher_activity(self, package: str) -> str | None:
+        """The activity an installed app's launcher icon opens (its first screen's), None for no such app."""
+        return apps.activity_of(self, package, "main") if package in apps.APPS and package in self.packages() \
+            else None
 
     def focus_component(self) -> str:
         """``pkg/activity`` of the focused window, as in dumpsys window's mCurrentFocus."""

@@ -7,7 +7,8 @@ says where a value is an assumption. The keys (all optional)::
     profile: real-usb            # real-usb | real-wifi: fills the timing keys left at their defaults
     link_mb_s: 38                # device -> host speed in MB/s (null: loopback speed)
     input_ms: 250                # `input` and `monkey` each start an app_process (R11)
-    cmd_ms: 30                   # `cmd input ...`: a native `cmd` and one binder call (assumed, not measured)
+    cmd_ms: 30                   # `cmd input`, `dumpsys`, `am`, `pm`, `ime`, `settings`: a native binary and a binder
+                                 # call each (assumed, not measured)
     png_ms: 450                  # `screencap -p` encodes a PNG on the phone (§4.3)
     idle_timeout_ms: 10000       # an `idle` dump failure takes this long (waitForIdle's 10 s)
     dump_failures: [null_root]   # the first dumps go so, in order: ok | idle | null_root | killed | registered
@@ -139,6 +140,18 @@ def paced(phone: Phone, data: bytes, stop: Any) -> Iterator[bytes]:
         if stop.wait(len(piece) / (speed * 1_000_000)):
             return
         yield bytes(piece)
+
+
+def native_tool(fn: Any) -> Any:
+    """``dumpsys``, and ``am`` / ``pm`` / ``ime`` / ``settings`` (scripts that exec ``cmd activity|package|
+    input_method|settings`` on current Androids): a native binary and a binder call, charged ``cmd_ms`` each,
+    as ``cmd input`` is."""
+
+    def run(ctx: Ctx, argv: list[str]) -> int:
+        ctx.sleep(ctx.phone.scenario.cmd_ms / 1000)
+        return int(fn(ctx, argv))
+
+    return run
 
 
 def app_process_start(ctx: Ctx) -> None:

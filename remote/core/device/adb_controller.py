@@ -20,21 +20,21 @@ from typing import Any
 from xml.etree import ElementTree
 
 import numpy as np
-from adbutils.errors import AdbError
 from PIL import Image
 
-from remote.core.device import refusals, screen_state, states
+from remote.core.device import refusals, screen_state, transport
 from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
 from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
 from remote.core.device.frames import FrameGrabber, LinkReport
 from remote.core.device.keys import KEYCODES, keycode
+from remote.core.device.launching import AppLauncher
 from remote.core.device.rom import Rom, parse_getprop
 from remote.core.device.rom import detect as rom_of
 from remote.core.device.screen_state import ScreenState
 from remote.core.device.text_input import TextTyper
-from remote.core.device.transport import AdbLink, NoSpawnClient, no_server, server_answers
+from remote.core.device.transport import AdbLink
 from remote.core.records import ScreenshotMetadata
-from remote.errors import ActionError, DeviceCommandError, DeviceError, DumpFailed, SecureScreen
+from remote.errors import ActionError, DeviceError, DumpFailed, SecureScreen
 
 __all__ = ["ADBController", "KEYCODES", "keycode"]
 
@@ -69,6 +69,7 @@ class ADBController:
         self.dumper = UiDumper(self.link, sleep=sleep)
         self.frames = FrameGrabber(self.link, self._default_display)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
+        self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
         # Set by whoever can read a field from the screen (the runner: OCR) for when the UI dump fails.
         self.field_reader: Callable[[], str | None] | None = None
 
@@ -196,8 +197,8 @@ class ADBController:
 
         An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
         carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
-        since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set, and
-        the dump's `DumpFailed` is raised when it cannot either.
+        since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set, else
+        the phone is dumped once more (its retries again), and `DumpFailed` is raised when that fails too.
         """
         record = self.dumper.recent(FIELD_REUSE_S)
         xml = record.xml if record is not None else None
@@ -205,13 +206,13 @@ class ADBController:
             try:
                 xml = self.dump_hierarchy()
             except DumpFailed:
-                if self.field_reader is None:
-                    raise
                 logger.warning("UI dump failed: reading the field back from the screenshot")
-                text = self.field_reader()
-                if text is None:   # the field's place is unknown: not read, which is not "nothing focused"
-                    raise
-                return text
+                text = self.field_reader() if self.field_reader is not None else None
+                if text is not None:
+                    return text
+                # the field's place is unknown (no tree showed it yet): one more round of dumps, else not read,
+                # which is not "nothing focused"
+                xml = self.dump_hierarchy()
         root = ElementTree.fromstring(xml.encode("utf-8"))
         focused = [n for n in root.iter("node") if n.get("focused") == "true"]
         if not focused:
@@ -326,12 +327,10 @@ class ADBController:
         self._sleep(0.5)
 
     def launch_app(self, package: str) -> None:
+        """Open ``package`` as its launcher icon does (`launching.AppLauncher`)."""
         if not package or not re.fullmatch(r"[A-Za-z][\w.]*", package):
             raise ActionError(f"bad package name {package[:60]!r}")
-        out = self._act(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"])
-        if "No activities found" in out or "not found" in out.lower():
-            raise DeviceCommandError(f"app {package} is not installed or has no launcher activity",
-                                     command="monkey", output=out, serial=self.serial)
+        self.launcher.launch(package)
 
     def open_url(self, url: str) -> None:
         if not url or any(c in url for c in "\n\r"):
@@ -365,6 +364,14 @@ class ADBController:
         return {"package": package, "activity": activity}
 
     # ---------------------------------------------------------------- info
+    def keyboard_shown(self) -> bool | None:
+        """Is the soft keyboard up (``dumpsys input_method``)? None when the phone does not say."""
+        return screen_state.keyboard_shown(self.shell(["dumpsys", "input_method"]))
+
+    def prepare_typing(self, text: str) -> None:
+        """Make the keyboard ready to type ``text`` (`TextTyper.prepare`), while a step would only wait."""
+        self.typer.prepare(text)
+
     def getprop(self, name: str) -> str:
         return self.shell(["getprop", name]).strip()
 
@@ -382,20 +389,5 @@ class ADBController:
                 "android": rom.android, "rom": rom.name, "resolution": f"{w}x{h}",
                 "adbkeyboard": build.installed, "keyboard": keyboard}
 
-    @staticmethod
-    def list_devices(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[tuple[str, str]]:
-        """``(serial, state)`` of every phone an adb server lists, ready or not (`states`)."""
-        if not server_answers(host, port):
-            raise no_server(host, port)
-        client = NoSpawnClient(host=host, port=port, socket_timeout=socket_timeout)
-        try:
-            return [(i.serial, states.normalise(i.state)) for i in client.list()]
-        except (TimeoutError, AdbError, OSError) as exc:
-            raise DeviceError(f"the adb server on {host}:{port} did not answer: {exc}",
-                              hint="restart it with `adb kill-server; adb start-server`") from exc
-
-    @staticmethod
-    def list_serials(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[str]:
-        """Serials of the ready phones an adb server sees (DeviceNotFound when no server answers)."""
-        return [serial for serial, state in ADBController.list_devices(host, port, socket_timeout)
-                if state == states.READY]
+    list_devices = staticmethod(transport.list_devices)
+    list_serials = staticmethod(transport.list_serials)

@@ -78,6 +78,15 @@ class FieldReadback(Protocol):
 
 
 @runtime_checkable
+class KeyboardState(Protocol):
+    """A phone that says whether its soft keyboard is up (``dumpsys input_method``; None when it cannot) and
+    can get its keyboard ready for a text ahead of typing it."""
+
+    def keyboard_shown(self) -> bool | None: ...
+    def prepare_typing(self, text: str) -> None: ...
+
+
+@runtime_checkable
 class CostReport(Protocol):
     """A phone that counts what its screenshots and UI dumps cost (for the run record and the bench)."""
 

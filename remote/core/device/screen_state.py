@@ -13,6 +13,8 @@ Pure parsers of the phone's answers, then `ScreenState`, which asks the phone
   KeyguardServiceDelegate.dump), older ``mShowingLockscreen=`` / ``mDreamingLockscreen=``,
   and a focus on ``NotificationShade`` / ``StatusBar``.
 * R9 rotation: ``orientation=`` of ``dumpsys display``'s default viewport.
+* The soft keyboard: ``dumpsys input_method``'s ``mInputShown=true|false`` (what appium-adb's
+  ``isSoftKeyboardPresent`` and AndroidX test helpers read); a dump without the line says nothing.
 """
 
 from __future__ import annotations
@@ -83,6 +85,12 @@ def focus(window_dump: str, display: int = 0) -> tuple[str, str]:
             return "com.android.systemui", window
     m = re.search(r"mFocusedApp=.*?\s([\w.]+)/([\w.$]+)", text)
     return (m.group(1), m.group(2)) if m else ("", "")
+
+
+def keyboard_shown(input_method_dump: str) -> bool | None:
+    """Is an input method's window up (a text field has the focus)? None when the dump does not say."""
+    m = re.search(r"\bmInputShown=(true|false)\b", input_method_dump)
+    return None if m is None else m.group(1) == "true"
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,14 @@ class TextTyper:
                                     f"{refused.message}", serial=self.link.serial, permission=refused.permission,
                                     command=refused.command, rom=refused.rom, hint=refused.hint)
 
+    def prepare(self, text: str) -> None:
+        """Get the keyboard ready for ``text`` ahead of typing it (read what the phone has, switch to
+        ADBKeyboard), while the caller would only wait; what cannot be done is met again, and said, by `type`."""
+        try:
+            self._route(text)
+        except DeviceError as exc:
+            logger.info("the keyboard is not ready ahead of typing: %s", exc.message)
+
     # ---------------------------------------------------------------- typing
     def type(self, text: str, *, clear: bool = False, verify: bool = False, before: str | None = None) -> bool:
         """Type ``text`` into the focused field; True when typed (and, with ``verify``, read back equal).
@@ -195,12 +203,13 @@ class TextTyper:
         if not isinstance(text, str):
             raise ActionError(f"text must be a string, not {type(text).__name__}")
         route = self.last_route = self._route(text)
-        if clear or before is None:   # `before`: the field's text when the caller knows it (from a UI tree)
+        warm_up = route is Route.IME and not self._warm
+        if clear:
             before = ""
-            if not clear and (verify or (route is Route.IME and not self._warm)):
-                before = self.read_field() or ""
-        if route is Route.IME:
-            confirmed = self._type_adbkeyboard(text, clear, before)
+        elif before is None and not warm_up:   # `before`: the field's text when the caller knows it (a UI tree)
+            before = (self.read_field() or "") if verify else ""
+        if route is Route.IME:   # a warm-up learns an unknown `before` from its own read-back
+            confirmed, before = self._type_adbkeyboard(text, clear, before)
         else:
             self._type_plain(text, clear)
             confirmed = False
@@ -208,6 +217,8 @@ class TextTyper:
             self.sleep(self.operation_delay)
         if not verify or confirmed:
             return True
+        if before is None:   # nothing was typed (an empty text), so the field holds what it held
+            before = self.read_field() or ""
         expected = text if clear else before + text
         got = self.read_field()
         if got in (expected, text):   # == text: what read as the field's text was its hint
@@ -229,27 +240,31 @@ class TextTyper:
             raise DeviceCommandError("ADBKeyboard did not accept the text", command="am broadcast",
                                      output=out, serial=self.link.serial)
 
-    def _type_adbkeyboard(self, text: str, clear: bool, before: str) -> bool:
-        """Broadcast the text; True when a read-back already showed all of it (the warm-up did)."""
+    def _type_adbkeyboard(self, text: str, clear: bool, before: str | None) -> tuple[bool, str | None]:
+        """Broadcast the text; (True when a read-back already showed all of it (the warm-up did), the field's
+        text before it: as given, or learnt by the warm-up's read-back when not known)."""
         pieces = adb_ime.text_chunks(text)
         if clear:
             self._clear_adbkeyboard(warm_up=not self._warm)
             before = ""
         if not pieces:
-            return False
+            return False, before
         exact, rest = False, pieces
         if not self._warm:
-            exact, rest = self._warm_up(pieces[0], before), pieces[1:]
+            (exact, before), rest = self._warm_up(pieces[0], before), pieces[1:]
         for piece in rest:
             self._send(piece)
-        return exact and not rest
+        return exact and not rest, before
 
     def _retype_adbkeyboard(self, text: str, clear: bool) -> None:
         self._type_adbkeyboard(text, clear, "")
 
-    def _warm_up(self, piece: str, before: str) -> bool:
-        """Send the first piece until the field reads it back (bounded); True when it reads exactly as expected.
+    def _warm_up(self, piece: str, before: str | None) -> tuple[bool, str]:
+        """Send the first piece until the field reads it back (bounded); (True when it reads exactly as
+        expected, the field's text before the piece).
 
+        ``before`` None (not known: no UI tree was at hand) is not read first, which would cost a dump of its
+        own: the field's text before is what the read-back shows ahead of the piece once it has arrived.
         Raises when it never arrives, or when no field has the focus (nothing could be read back).
         """
         for attempt in range(WARMUP_TRIES):
@@ -261,12 +276,18 @@ class TextTyper:
                 if got is None:
                     raise ActionError("no text field has the focus, so ADBKeyboard's text went nowhere",
                                       hint="tap the field first")
-                if got in (before + piece, piece) or (got != before and got.endswith(piece)):
-                    self._warm = True
-                    if attempt:
-                        logger.warning("ADBKeyboard received text only on send %d after the switch", attempt + 1)
-                    return got in (before + piece, piece)
+                if before is None and got.endswith(piece):
+                    self._received(attempt)
+                    return True, got[:len(got) - len(piece)]
+                if before is not None and (got in (before + piece, piece) or (got != before and got.endswith(piece))):
+                    self._received(attempt)
+                    return got in (before + piece, piece), before
         self._not_received()
+
+    def _received(self, attempt: int) -> None:
+        self._warm = True
+        if attempt:
+            logger.warning("ADBKeyboard received text only on send %d after the switch", attempt + 1)
 
     def _not_received(self) -> NoReturn:
         build, rom = self.build(), self.link.rom()

@@ -37,7 +37,8 @@ T = TypeVar("T")
 
 # Commands that only read: everything else may change the screen and moves `AdbLink.generation` on.
 _READS_ONLY = re.compile(r"^(?:rm -f /data/local/tmp/remote_uidump|(?:screencap|uiautomator dump|dumpsys|getprop|"
-                         r"settings get|wm (?:size|density)|pm (?:list|path)|ime list|ps|cat|ls|echo|id|sleep|head)\b)")
+                         r"settings get|wm (?:size|density)|pm (?:list|path)|cmd package resolve-activity|ime list|ps|cat|ls|echo|id|"
+                         r"sleep|head)\b)")
 READY_POLLS, READY_POLL_S = 8, 0.5   # an offline / authorizing phone is waited for at most 4 s
 _TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
                   "no device with transport id", "no devices/emulators found")
@@ -228,3 +229,20 @@ def _hang_up(conn: Any) -> None:
         conn.conn.close()
     except (OSError, AdbError):
         pass
+
+
+def list_devices(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[tuple[str, str]]:
+    """``(serial, state)`` of every phone an adb server lists, ready or not (`states`)."""
+    if not server_answers(host, port):
+        raise no_server(host, port)
+    client = NoSpawnClient(host=host, port=port, socket_timeout=socket_timeout)
+    try:
+        return [(i.serial, states.normalise(i.state)) for i in client.list()]
+    except (TimeoutError, AdbError, OSError) as exc:
+        raise DeviceError(f"the adb server on {host}:{port} did not answer: {exc}",
+                          hint="restart it with `adb kill-server; adb start-server`") from exc
+
+
+def list_serials(host: str = "127.0.0.1", port: int = 5037, socket_timeout: float = 5.0) -> list[str]:
+    """Serials of the ready phones an adb server sees (DeviceNotFound when no server answers)."""
+    return [serial for serial, state in list_devices(host, port, socket_timeout) if state == states.READY]

@@ -28,28 +28,27 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from PIL import Image
 
 from remote.core.coords import (
-    bbox_center,
-    describe_visibility,
-    iou,
     overlaps_screen,
     visible_region,
 )
 from remote.core.device.protocol import ScreenSource
-from remote.core.locate import features, image_checks, matching, ocr, text_context, tree_tier, visual_policy
+from remote.core.locate import matching, ocr, text_context, tree_tier
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
-from remote.core.locate.confidence import ACCEPT, AMBIGUITY_MARGIN, LOW_INFO_CAP, calibrate, make_element
+from remote.core.locate.confidence import ACCEPT, calibrate, make_element
+from remote.core.locate.deciding import decide
 from remote.core.locate.protocols import VisionTier
 from remote.core.locate.screen import Screen
 from remote.core.locate.snapping import screen_elements, text_elements
 from remote.core.locate.target_ref import VISUAL, default_tiers, fixed_box, parse_target
 from remote.core.locate.ui_tree import UITree, parse_hierarchy
+from remote.core.locate.visual_chain import visual_chain
 from remote.core.records import LocateFailure, LocateResult, LocateStrategy, UIElement
 from remote.errors import RemoteError
 
@@ -58,7 +57,6 @@ __all__ = ["HybridLocator", "LocateStrategy", "parse_target"]
 logger = logging.getLogger(__name__)
 
 ALIASES = {"visual": VISUAL, "opencv": VISUAL, "ui_tree": ("tree",), "model": ("vision",)}
-PARTIAL_MATCHES = ("contains", "similar")   # tree and OCR hits that are not the whole label
 KNOWN_TIERS = {"tree", "template", "multiscale", "orb", "ocr", "vision", "fixed"}
 
 
@@ -142,7 +140,7 @@ class HybridLocator:
         start = time.perf_counter()
         screen = self._screen(screenshot, None)
         tried: list[str] = []
-        result = self._visual_chain([(reference, source_size)], tiers, screen, "image", tried)
+        result = visual_chain([(reference, source_size)], tiers, screen, "image", tried)
         result.tiers_tried = tried
         result.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
         return result
@@ -206,7 +204,7 @@ class HybridLocator:
                 group = [t for t in tiers[i:] if t in VISUAL]
                 i += len(group)
                 if refs:
-                    chained = self._visual_chain(refs, group, screen, etype, tried)
+                    chained = visual_chain(refs, group, screen, etype, tried)
                     if chained.success or chained.failure is LocateFailure.NOT_INTERACTABLE:
                         chained.tiers_tried = tried
                         return chained
@@ -222,7 +220,7 @@ class HybridLocator:
             elements = self._without_echoes(kind, value, screen, elements, errors)
             if err:
                 errors.append(f"{tier}: {err}")
-            result = self._decide(tier, elements, screen)
+            result = decide(tier, elements, screen)
             if result is not None and (result.success or result.failure is LocateFailure.NOT_INTERACTABLE):
                 result.tiers_tried = tried
                 return result
@@ -246,7 +244,8 @@ class HybridLocator:
             tree = screen.tree()
             if tree is None:
                 return [], (f"no UI tree ({screen.tree_error})" if screen.tree_error
-                            else "no UI hierarchy (pass hierarchy= or a device)")
+                            else "no UI tree came with this screenshot (give its dump: `--xml` on the command line, "
+                                 "hierarchy= in Python)")
             return tree_tier.elements(tree, kind, value, etype), ""
         if tier == "ocr":
             if kind not in ("text", "desc"):
@@ -311,115 +310,6 @@ class HybridLocator:
         except (RemoteError, ValueError) as exc:
             logger.info("no UI tree to snap the vision answer to: %s", exc)
             return None
-
-    def _visual_chain(self, refs: list[Any], tiers: Sequence[str], screen: Screen, etype: str,
-                      tried: list[str]) -> LocateResult:
-        errors = []
-        near: list[UIElement] = []   # the failing tiers' best elements, kept as candidates
-        best_before: float | None = None   # best raw score of the template tiers that ran
-        memo: dict[Any, Any] = {}   # coarse peaks the template tier found, reused by multiscale
-        try:
-            bgrs = [(matching.as_bgr(ref, "reference image"), size) for ref, size in refs]
-            tpls = [(tpl, size, matching.information(tpl)) for tpl, size in bgrs]
-        except matching.ImageInputError as exc:
-            return LocateResult(False, error=str(exc), method_used=tiers[0] if tiers else "",
-                                failure=LocateFailure.BAD_INPUT)
-        for tier in tiers:
-            if tier == "orb" and not any(visual_policy.orb_worth_trying(info, best_before) for _, _, info in tpls):
-                continue
-            if tier == "template" and "multiscale" in tiers and not any(
-                    visual_policy.same_scale_possible(size, screen.size) for _, size, _ in tpls):
-                continue
-            tried.append(tier)
-            elements = [e for k, (tpl, size, info) in enumerate(tpls)
-                        for e in self._visual_elements(tier, tpl, screen, etype, size, memo, info, k)]
-            if tier != "orb":
-                best_before = max([best_before or 0.0] + [e.metadata["raw_score"] for e in elements])
-            result = self._decide(tier, elements, screen, lambda a, b: image_checks.tell_apart(
-                screen.bgr, tpls[a.metadata["ref"]][0], a.bbox, b.bbox))
-            if result is not None and (result.success or result.failure is LocateFailure.NOT_INTERACTABLE):
-                return result
-            if result is not None:
-                errors.append(result.error)
-                near += result.candidates[:3]
-        return LocateResult(False, error="; ".join(errors) or "no visual match", failure=LocateFailure.NOT_FOUND,
-                            candidates=sorted(near, key=lambda e: e.confidence, reverse=True)[:5])
-
-    def _visual_elements(self, tier: str, tpl: Any, screen: Screen, etype: str, source_size: tuple[int, int] | None,
-                         memo: dict[Any, Any], info: dict[str, float], ref: int = 0) -> list[UIElement]:
-        if tier == "template":
-            found = matching.find_template(screen.bgr, tpl, pyramid=screen.pyramid(), memo=memo)
-        elif tier == "multiscale":
-            found = matching.find_multiscale(screen.bgr, tpl, *visual_policy.scale_range(source_size, screen.size),
-                                             pyramid=screen.pyramid(), memo=memo,
-                                             prior_scale=visual_policy.expected_scale(source_size, screen.size))
-        else:
-            found = features.find_orb(screen.bgr, tpl, screen_features=screen.orb())
-        out = []
-        for m in found:
-            # Off-scale on a screen the size of the reference's source: must verify better (scale prior).
-            raw = m.score - visual_policy.scale_penalty(m.scale, source_size, screen.size)
-            conf = calibrate(tier, raw)
-            extra = {}
-            why = visual_policy.refusal(info, raw)
-            if why and conf >= ACCEPT:
-                conf, extra = LOW_INFO_CAP, {"refused": why}
-            out.append(make_element(tier, m.bbox, raw, "", etype, conf, scale=m.scale, ncc=m.ncc,
-                                     checks=m.checks, low_info=bool(info["low_info"]), verified=m.score, ref=ref,
-                                     **extra))
-        return out
-
-    def _decide(self, tier: str, elements: list[UIElement], screen: Screen,
-                apart: Callable[[UIElement, UIElement], float | None] | None = None) -> LocateResult | None:
-        """The tier's answer: its best element if confident, with the rivals nearly as good
-        (``reliable=False``). ``apart``: for the visual tiers, how much better the template agrees
-        with one place than another where they differ (``image_checks.tell_apart``); near-equal
-        matches are settled by it (``visual_policy.settle``) and only places it cannot tell apart
-        stay rivals."""
-        if not elements:
-            return None
-        elements = sorted(elements, key=lambda e: e.confidence, reverse=True)
-        best = elements[0]
-        if best.confidence < ACCEPT:
-            return LocateResult(False, method_used=tier, candidates=elements[:5], failure=LocateFailure.NOT_FOUND,
-                                error=f"{tier}: best confidence {best.confidence:.2f} < {ACCEPT}")
-        if best.metadata.get("match") in PARTIAL_MATCHES:
-            # Only part of a longer text ("张三" inside "没有找到'张三'相关结果"): a candidate, never tapped unasked.
-            shown = ", ".join(repr(e.description[:40]) for e in elements[:3])
-            return LocateResult(False, method_used=tier, candidates=elements[:5], failure=LocateFailure.NOT_FOUND,
-                                error=f"{tier}: nothing shows exactly that; {len(elements)} text(s) contain it "
-                                      f"({shown})")
-        best_raw = best.metadata.get("raw_score", 0.0)
-        margin = visual_policy.RIVAL_MARGIN if apart else AMBIGUITY_MARGIN
-        rivals = [e for e in elements[1:] if e.confidence >= ACCEPT and iou(e.bbox, best.bbox) <= 0.5
-                  and e.metadata.get("raw_score", 0.0) >= best_raw - margin]
-        if apart is not None and rivals:
-            best, rivals = visual_policy.settle(best, rivals, apart)
-        if not self._validate(best, screen.size):
-            return LocateResult(False, element=best, method_used=tier, failure=LocateFailure.NOT_INTERACTABLE,
-                                error=f"not interactable: {describe_visibility(best.visible_region)}")
-        for e in rivals:
-            self._validate(e, screen.size)
-        if rivals:
-            best.metadata["refused"] = "look_alike"
-        return LocateResult(True, element=best, method_used=tier, candidates=[best, *rivals] if rivals else [],
-                            reliable=not rivals)
-
-    @staticmethod
-    def _validate(element: UIElement, size: tuple[int, int]) -> bool:
-        if not overlaps_screen(element.bbox, size):
-            element.visible_region = {"can_interact": False, "safe_region": None, "visible_fraction": 0.0}
-            return False
-        x1, y1, x2, y2 = element.bbox
-        if x2 - x1 <= 1 or y2 - y1 <= 1:   # a point (xy:/fixed:): tap it
-            element.visible_region = {"can_interact": True, "safe_region": element.bbox, "visible_fraction": 1.0}
-            element.center = (x1, y1)
-            return True
-        vis = visible_region(element.bbox, size)
-        element.visible_region = vis
-        if vis["can_interact"]:
-            element.center = bbox_center(vis["safe_region"])
-        return bool(vis["can_interact"])
 
 
 NOT_SEEN = {"tree": "no node of the UI tree shows it", "ocr": "OCR did not read it on the screenshot",

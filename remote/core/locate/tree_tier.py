@@ -50,7 +50,7 @@ def _semantic_elements(tree: UITree, kind: str, value: str, etype: str) -> list[
     return out
 
 def text_nodes(tree: UITree, value: str) -> list[UINode]:
-    """Nodes showing ``value``: exactly, else containing it (those are candidates only: HybridLocator._decide).
+    """Nodes showing ``value``: exactly, else containing it (those are candidates only: deciding.decide).
 
     A field showing the text just typed (a search box) echoes the query: when other nodes show
     it too, or contain it ("没有找到'李雷'相关结果"), they are what the step is about, not the echo.

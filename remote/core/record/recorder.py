@@ -29,12 +29,13 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
-from remote.core.record.report import write_report
+from remote.core.record.report import warm, write_report
 from remote.core.records import StepResult, TaskResult, to_jsonable
 from remote.core.safe_files import write_atomic
 
@@ -65,9 +66,24 @@ class RunRecorder:
         self.task = task
         self.scrub = scrub or (lambda s: s)
         self.started = time.time()
+        self._writer: ThreadPoolExecutor | None = None   # the run's files written beside the run, in order
+        self._last: Future[None] | None = None
+        self._unwritten: set[str] = set()                # files named in the record that the disk refused
 
-    def save_screen(self, name: str, image: Image.Image | None, xml: str | None = None) -> dict[str, str]:
-        """Store a screen (PNG, and the dump if one was taken); returns the file names."""
+    def save_screen(self, name: str, image: Image.Image | None, xml: str | None = None, *,
+                    later: bool = False) -> dict[str, str]:
+        """Store a screen (PNG, and the dump if one was taken); returns the file names. ``later``: on the
+        record's writer thread (`flush` waits for it), the names returned at once."""
+        if not later:
+            return self._store(name, image, xml)
+
+        def store() -> None:
+            self._store(name, image, xml)
+
+        self._later(store)
+        return {**({"image": f"{name}.png"} if image is not None else {}), **({"xml": f"{name}.xml"} if xml else {})}
+
+    def _store(self, name: str, image: Image.Image | None, xml: str | None) -> dict[str, str]:
         files: dict[str, str] = {}
         try:
             if image is not None:
@@ -80,7 +96,24 @@ class RunRecorder:
                 files["xml"] = f"{name}.xml"
         except OSError as exc:  # a full disk must not lose the run's outcome
             logger.warning("could not store screen %s: %s", name, exc)
+            self._unwritten.update({f"{name}.png", f"{name}.xml"} - set(files.values()))
         return files
+
+    def _later(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on the record's writer thread, after every job handed in before it: a step's screens
+        are on disk before the run.json that names them."""
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-record")
+        self._last = self._writer.submit(job)
+
+    def flush(self) -> None:
+        """Wait until everything handed to the writer thread is written (or refused, and said in the log)."""
+        if self._last is not None:
+            self._last.result()
+            self._last = None
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
 
     def record_step(self, sr: StepResult, before: Any = None, after: Any = None) -> None:
         """Store a step's screens; ``before``/``after`` are Screens (image + the tree if one was fetched)."""
@@ -88,11 +121,11 @@ class RunRecorder:
         for phase, screen in (("before", before), ("after", after)):
             if screen is None:
                 continue
-            files = self.save_screen(f"{tag}-{phase}", screen_image(screen), screen_xml(screen))
+            files = self.save_screen(f"{tag}-{phase}", screen_image(screen), screen_xml(screen), later=True)
             for kind, fname in files.items():
                 sr.artifacts[phase if kind == "image" else f"{phase}_xml"] = fname
         for i, (popup, screen) in enumerate(zip(sr.popups, sr.popup_screens, strict=False), start=1):
-            files = self.save_screen(f"{tag}-popup{i}", screen_image(screen))
+            files = self.save_screen(f"{tag}-popup{i}", screen_image(screen), later=True)
             if "image" in files:
                 popup["image"] = files["image"]
         self._record_looks(sr, tag, before)
@@ -106,12 +139,19 @@ class RunRecorder:
             if screen is None:
                 continue
             if id(screen) not in saved:
-                saved[id(screen)] = self.save_screen(f"{tag}-look{i}", screen_image(screen), screen_xml(screen))
+                saved[id(screen)] = self.save_screen(f"{tag}-look{i}", screen_image(screen), screen_xml(screen),
+                                                     later=True)
             look.image, look.xml = saved[id(screen)].get("image", ""), saved[id(screen)].get("xml", "")
 
     def write(self, result: TaskResult, meta: dict[str, Any], *, final: bool = True) -> Path:
         """Write run.json, and with ``final`` report.html; returns the record's folder. OSError when the disk
-        refuses (the previous run.json stays whole)."""
+        refuses (the previous run.json stays whole).
+
+        Without ``final`` (the record as the run goes) the file is written on the writer thread, after the
+        screens named in it, and a refusing disk is only logged there; the final write waits for the writer
+        first (a run.json never names a screen that is not written yet or was refused)."""
+        if final:
+            self.flush()
         data = {
             "version": RECORD_VERSION,
             "task": result.task,
@@ -127,11 +167,23 @@ class RunRecorder:
             "model_usage": to_jsonable(result.model_usage),
             **meta,
         }
+        for step in data["steps"]:
+            step["artifacts"] = {k: v for k, v in step.get("artifacts", {}).items() if v not in self._unwritten}
         text = self.scrub(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+        if not final:
+            self._later(lambda: self._progress(text, data))
+            return self.dir
         write_atomic(self.dir / "run.json", text)
-        if final:
-            write_report(self.dir)
+        write_report(self.dir)
         return self.dir
+
+    def _progress(self, text: str, data: dict[str, Any]) -> None:
+        """On the writer thread: run.json as the run stands, then the report's thumbnails of the steps so far."""
+        try:
+            write_atomic(self.dir / "run.json", text)
+            warm(self.dir, data)
+        except OSError as exc:
+            logger.warning("run record %s not updated: %s", self.dir, exc.strerror or exc)
 
 
 def step_dict(sr: StepResult) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from remote.core.locate.ui_tree import UITreeError, parse_hierarchy
+from remote.core.record import report_font
 from remote.core.record.report_html import annotate, badge, esc, facts, figure, grid, legend, page, time_bar
 from remote.core.record.report_words import (
     check_words,
@@ -35,7 +36,7 @@ from remote.core.record.report_words import (
 from remote.core.safe_files import write_atomic
 from remote.errors import BadInput
 
-__all__ = ["annotate", "inside", "load_record", "render_report", "write_report"]
+__all__ = ["annotate", "inside", "load_record", "render_report", "warm", "write_report"]
 
 MAX_DUMP_BYTES = 8_000_000      # a uiautomator dump of a real screen is 10-200 kB
 MAX_RAW_CHARS = 2_000_000       # the folded run.json; a longer one is cut (the file itself is beside the report)
@@ -309,6 +310,15 @@ def render_report(run_dir: Path, data: dict[str, Any]) -> str:
                     _plans(data),
                     _model_calls(data), _step_details(run_dir, steps), _raw(data)])
     return page(f"remote: {short(data.get('task'), 80)}", body)
+
+
+def warm(run_dir: Path, data: dict[str, Any]) -> None:
+    """Make what of the report a finished step no longer changes (its screens' thumbnails, remembered by
+    ``report_html``), and set up the font cutter, so the run's final report finds them ready."""
+    steps = [d(s) for s in seq(d(data).get("steps"))]
+    _step_details(run_dir, steps)
+    _popups(run_dir, steps)
+    report_font.warm()
 
 
 def write_report(run_dir: str | Path) -> Path:

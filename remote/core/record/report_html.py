@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import html
 import io
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,9 @@ from remote.core.record.report_font import FAMILY, font_face
 from remote.errors import BadInput
 
 THUMB_WIDTH = 300
+THUMBS_KEPT = 256            # thumbnails remembered (~15 kB each): a long run's, or a few runs' in one process
+_THUMBS: OrderedDict[tuple[str, int, int, str], str | None] = OrderedDict()
+_THUMBS_LOCK = threading.Lock()
 PHASES = ("capture", "locate", "act", "wait", "verify")
 PHASE_COLOURS = {"capture": "#7aa6d6", "locate": "#e0a84f", "act": "#6fbf73", "wait": "#c9c9c9", "verify": "#b58ad6"}
 OTHER_COLOUR = "#8c8c8c"
@@ -125,14 +130,35 @@ def figure(path: Path | None, caption: str, marks: dict[str, Any] | None = None)
     cap = f"<figcaption>{esc(caption)}</figcaption>"
     if path is None:
         return f"<figure class=noimg>{cap}no screenshot (the step took none)</figure>"
+    url = _thumbnail(path, marks)
+    if url is None:
+        return f"<figure class=noimg>{cap}unreadable or oversized screenshot</figure>"
+    return f"<figure>{cap}<img src=\"{url}\" alt=\"{esc(caption)}\"></figure>"
+
+
+def _thumbnail(path: Path, marks: dict[str, Any] | None) -> str | None:
+    """The thumbnail's data URL (None when the file cannot be read), made once per file and marks: a run's
+    record makes each step's while the run goes on (`RunRecorder`), and the final report finds them made."""
+    try:
+        stat = path.stat()
+        key = (str(path), stat.st_mtime_ns, stat.st_size, repr(marks))
+    except OSError:
+        return None
+    with _THUMBS_LOCK:
+        if key in _THUMBS:
+            _THUMBS.move_to_end(key)
+            return _THUMBS[key]
     try:
         with Image.open(path) as img:
             check_size(img.size, "screenshot")
-            shown = annotate(img, **marks) if marks else img.convert("RGB")
-            url = thumb_data_url(shown)
+            url: str | None = thumb_data_url(annotate(img, **marks) if marks else img.convert("RGB"))
     except (BadInput, OSError, ValueError, TypeError):
-        return f"<figure class=noimg>{cap}unreadable or oversized screenshot</figure>"
-    return f"<figure>{cap}<img src=\"{url}\" alt=\"{esc(caption)}\"></figure>"
+        url = None
+    with _THUMBS_LOCK:
+        _THUMBS[key] = url
+        while len(_THUMBS) > THUMBS_KEPT:
+            _THUMBS.popitem(last=False)
+    return url
 
 
 def page(title: str, body: str) -> str:

@@ -92,6 +92,10 @@ class TracePhone(BasePhone):
     def keyboard_shown(self) -> bool:
         return self.machine.focus is not None
 
+    def launcher_activity(self, package: str) -> str | None:
+        """Not known: a recording does not say which activity an app's icon opens (it is launched with monkey)."""
+        return None
+
     # ------------------------------------------------------------------ input events
 
     def tap(self, x: int, y: int) -> None:

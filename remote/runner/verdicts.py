@@ -1,0 +1,193 @@
+"""A step's verdict after its action: the screen after it, and what that screen says of the step.
+
+`Judge.settled` takes the screen after an action with its wait run beside the UI dump
+(`Capture.after_action`); `Judge.settle` verifies it, waiting out a spinner or closing what
+came up over the result; `Judge.verify` is the verdict itself (a typing read-back, a switch's
+state, the step's own check, else what the before/after comparison says).
+
+A plain tap that the next step types after (a search entry, a compose box) is checked
+without a UI dump when the phone can tell (`Judge.after_tap`): the soft keyboard came up
+(``dumpsys input_method``), or the screen changed and the keyboard is up. That is what
+the next step needs, and its typing's read-back dump then shows the whole screen; the
+wait after the tap is spent getting the keyboard ready for that text. When the phone
+cannot tell, the screen is dumped and judged as after any tap.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from remote.core.device.protocol import KeyboardState
+from remote.core.locate.screen import Screen
+from remote.core.locate.tree_facts import switch_state
+from remote.core.plan.actions import InputText, Tap
+from remote.core.plan.execution_strategy import wait_after_ms
+from remote.core.records import (
+    BlockerType,
+    ExecutionLevel,
+    LocateResult,
+    StepOutcome,
+    StepPlan,
+    StepResult,
+    SuggestionAction,
+    VerifyResult,
+)
+from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer
+from remote.runner.tools import StepTools
+
+OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
+
+
+@contextmanager
+def timing(sr: StepResult, phase: str) -> Iterator[None]:
+    """``with timing(sr, "act"): ...``: the block's time is added to the step's ``phase`` (milliseconds)."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        sr.timings[phase] = round(sr.timings.get(phase, 0) + (time.perf_counter() - t0) * 1000, 1)
+
+
+class Judge:
+    def __init__(self, tools: StepTools, aimer: Aimer) -> None:
+        self.tools = tools
+        self.aimer = aimer
+
+    def settled(self, step: StepPlan, level: ExecutionLevel, sr: StepResult, *, tree: bool = True) -> Screen:
+        """The screen after the step's action: its wait and the frame run beside the UI dump (``tree``)."""
+        ms = wait_after_ms(step, level)
+        started = time.perf_counter()
+        screen = self.tools.capture.after_action(ms / 1000, self.tools.clock.sleep, tree=tree)
+        if ms:
+            sr.timings["wait"] = sr.timings.get("wait", 0) + ms
+        spent = (time.perf_counter() - started) * 1000
+        sr.timings["capture"] = round(sr.timings.get("capture", 0) + max(0.0, spent - ms), 1)
+        return screen
+
+    # ------------------------------------------------------------------ a tap the next step types after
+    def keyboard_before(self, step: StepPlan, following: StepPlan | None) -> bool | None:
+        """Is the soft keyboard up before a plain tap whose next step (``following``) types into the focused
+        field? None for any other step, or when the phone does not say."""
+        args, device = step.args, self.tools.device
+        if not (type(args) is Tap and args.toggle is None and not args.stay_in_app and not step.verify_ref
+                and not step.success_condition and following is not None and isinstance(following.args, InputText)
+                and not following.targets and isinstance(device, KeyboardState)):
+            return None
+        return device.keyboard_shown()
+
+    def after_tap(self, step: StepPlan, level: ExecutionLevel, before: Screen, loc: LocateResult, acted: bool,
+                  sr: StepResult, keyboard: bool | None, following: StepPlan | None) -> tuple[Screen | None,
+                                                                                             VerifyResult]:
+        """The screen after the action and the step's verdict; ``keyboard`` from `keyboard_before` (the module
+        docstring says when no UI dump is needed)."""
+        if keyboard is False:
+            self._ready_to_type(step, level, sr, following)
+            if self._keyboard_up():
+                return None, VerifyResult(True, 0.8, matches_expected=True, screen_changed=True, method="focus",
+                                          outcome=StepOutcome.SUCCEEDED, suggestion=SuggestionAction.CONTINUE,
+                                          change_description="the soft keyboard came up: a text field has the "
+                                                             "focus for the next step's typing")
+        if keyboard is None:
+            after = self.settled(step, level, sr)
+        else:
+            after = self.settled(step, level, sr, tree=False) if keyboard else \
+                self.tools.capture.screen(tree=False)
+            with timing(sr, "verify"):
+                verdict = self._focus_verdict(before, after)
+            if verdict is not None:
+                return after, verdict
+            with timing(sr, "capture"):
+                after = self.tools.capture.screen(tree=True, fresh=True)
+        with timing(sr, "verify"):
+            return self.settle(step, level, before, after, loc, acted, sr)
+
+    def _ready_to_type(self, step: StepPlan, level: ExecutionLevel, sr: StepResult,
+                       following: StepPlan | None) -> None:
+        """The wait after the tap, spent getting the keyboard ready for the next step's text."""
+        started = time.perf_counter()
+        device = self.tools.device
+        if following is not None and isinstance(following.args, InputText) and isinstance(device, KeyboardState):
+            device.prepare_typing(following.args.text)
+        ms = wait_after_ms(step, level)
+        self.tools.clock.sleep(max(0.0, ms / 1000 - (time.perf_counter() - started)))
+        sr.timings["wait"] = sr.timings.get("wait", 0) + ms
+
+    def _keyboard_up(self) -> bool:
+        device = self.tools.device
+        return isinstance(device, KeyboardState) and device.keyboard_shown() is True
+
+    def _focus_verdict(self, before: Screen, after: Screen) -> VerifyResult | None:
+        """The tap changed the screen and the soft keyboard is up; None when the pixels did not change or the
+        keyboard is not up (the caller dumps and judges by the tree)."""
+        if before.secure or after.secure:
+            return None
+        pixels = self.tools.checks.classify(before.pil, after.pil)
+        if not pixels.screen_changed or not self._keyboard_up():
+            return None
+        return VerifyResult(True, 0.8, matches_expected=True, screen_changed=True, outcome=StepOutcome.SUCCEEDED,
+                            suggestion=SuggestionAction.CONTINUE, method="focus",
+                            change_description=f"{pixels.change_description}; a text field has the focus "
+                                               "(the keyboard is up) for the next step's typing")
+
+    # ------------------------------------------------------------------ any step
+    def settle(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen, loc: LocateResult,
+               acted: bool, sr: StepResult) -> tuple[Screen, VerifyResult]:
+        """Verify; something that came up over the result (a spinner, an ad) is settled, then judged again.
+
+        A dialog that our own tap opened (none was there before it) is the step's result, not something in
+        the way: dismissing it would undo the step ("turn on notification access" opens that dialog).
+        """
+        verdict = self.verify(step, level, before, after, loc, acted)
+        for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
+            if verdict.blocker is None:
+                break
+            if verdict.blocker.type in OPENED_BY_TAPS and self._no_blocker(before):
+                return after, VerifyResult(True, 0.6, screen_changed=True, outcome=StepOutcome.SUCCEEDED,
+                                           method="tree", current_state=verdict.blocker.description,
+                                           change_description=f"the tap opened a dialog: "
+                                                              f"{verdict.blocker.description}"[:200])
+            if verdict.blocker.type is BlockerType.LOADING:
+                self.tools.clock.sleep(LOADING_POLL_S)
+            elif not self.aimer.dismiss(verdict.blocker, after, sr):
+                break
+            after = self.tools.capture.screen(tree=True)
+            verdict = self.verify(step, level, before, after, loc, acted)
+        return after, verdict
+
+    def _no_blocker(self, screen: Screen) -> bool:
+        tree = screen.tree()
+        return tree is not None and self.tools.checks.detect_blocker(screen.pil, tree, use_model=False) is None
+
+    def verify(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,
+                loc: LocateResult, acted: bool) -> VerifyResult:
+        args, checks = step.args, self.tools.checks
+        if isinstance(args, InputText):
+            return VerifyResult(acted, 0.95 if acted else 0.2, matches_expected=acted, screen_changed=True,
+                                outcome=StepOutcome.SUCCEEDED if acted else StepOutcome.NO_CHANGE, method="readback",
+                                change_description="the field reads back the typed text" if acted
+                                else "the field does not show the typed text")
+        if isinstance(args, Tap) and args.toggle is not None and loc.element is not None:
+            tree = after.tree()
+            state = switch_state(tree.nodes if tree is not None else (), loc.element.bbox)
+            ok = state is not None and state == args.toggle
+            return VerifyResult(ok, 0.95 if ok else 0.5, matches_expected=ok, screen_changed=True, method="tree",
+                                outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
+                                change_description=f"the switch is {'on' if state else 'off'}")
+        if step.verify_ref:
+            found = self.tools.locator.locate(step.verify_ref, after)
+            if found.success and found.element is not None:
+                return VerifyResult(True, found.element.confidence, matches_expected=True, screen_changed=True,
+                                    outcome=StepOutcome.SUCCEEDED, method=f"locate:{found.method_used}",
+                                    change_description=f"{step.verify_ref} is on the new screen")
+        stay = isinstance(args, Tap) and args.stay_in_app
+        verdict = checks.classify(before.pil, after.pil, hierarchy_before=before.tree() if before.tree_taken else None,
+                                  hierarchy_after=after.tree() if level >= ExecutionLevel.LOCATE_AND_EXECUTE
+                                  else None, expected=step.success_condition,
+                                  expected_package=self.tools.module_package if stay else None)
+        if (level is ExecutionLevel.FULL_AI and step.success_condition and verdict.outcome is StepOutcome.UNKNOWN
+                and checks.has_model):
+            return checks.verify_with_description(after.pil, step.success_condition, before.pil,
+                                                  hierarchy=after.tree())
+        return verdict
