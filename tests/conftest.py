@@ -3,13 +3,35 @@
 adbutils starts its bundled `adb` binary when no server answers; no test may leave
 one running, so point it at /bin/true for the whole session. Learned tasks (docs/learning.md) go to a
 folder of each test's own, never to the user's ~/.local/share/remote/learned.
+
+The suite runs on several pytest-xdist workers (pyproject's addopts; docs/testing.md). Each worker process
+(and the one process of ``-n 0``) gets a runtime folder of its own (``XDG_RUNTIME_DIR``, a fresh 0700 folder),
+so this user's private folders (``remote.core.safe_files``: the IME state per serial, the phone locks, the MCP
+teach pictures) are never shared between workers, nor with a `remote` the user runs meanwhile: every simulated
+phone is called ``remote-sim``, and one worker's run must not restore the IME another worker's run saved.
+The `remote` processes tests start with this environment get the same folder.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
 os.environ["ADBUTILS_ADB_PATH"] = "/bin/true"
+_RUNTIME = tempfile.mkdtemp(prefix=f"remote-tests-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")  # mode 0700
+os.environ["XDG_RUNTIME_DIR"] = _RUNTIME
+atexit.register(shutil.rmtree, _RUNTIME, ignore_errors=True)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject's addopts): one worker more than the cores this process may use. The suite waits
+    more than it computes (simulated dumps, subprocesses, Ray), so a worker beyond the cores fills the waits;
+    measured on 2 cores, 4 were no faster than 3 (docs/testing.md). PYTEST_XDIST_AUTO_NUM_WORKERS overrides."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "").isdigit():
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,19 +29,25 @@ from remote.runner import RunOptions
 from remote.sim import SimServer
 from tests.test_fleet import FAST, ROOT, TimedPhone, check_one_task_at_a_time, farm, phones_of, twelve_jobs
 
-pytestmark = pytest.mark.slow
+# One worker runs this whole module, in order (pytest-xdist, --dist loadgroup): one Ray cluster at a time, and
+# its tests share the module's cluster (the cable-pulled test comes last).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, SimServer]]:
+def cluster() -> Iterator[tuple[Any, SimServer]]:
+    # A short folder: the nodes that join put their sockets under it, and an AF_UNIX path is at most 107 bytes
+    # (pytest's own folders, /tmp/pytest-of-USER/pytest-N/popen-gwN/..., leave too few for Ray's session names).
+    temp_dir = tempfile.mkdtemp(prefix="ray-")
     server = farm(3)
-    local = ray_cluster.start_local(phones_of(server), num_cpus=1, temp_dir=str(tmp_path_factory.mktemp("ray")),
+    local = ray_cluster.start_local(phones_of(server), num_cpus=1, temp_dir=temp_dir,
                                     joinable_at="127.0.0.2")   # a head the other "hosts" of this machine join
     try:
         yield local, server
     finally:
         local.shutdown()
         server.close()
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def offsets(server: SimServer) -> dict[str, int]:
