@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from remote.core.device.capture import to_pil
 from remote.core.locate import features, matching, ocr
 from remote.core.locate.pyramid import Pyramid, gray_pyramid
 from remote.core.locate.ui_tree import UITree, UITreeError, parse_hierarchy
@@ -46,7 +47,7 @@ class Screen:
     @property
     def pil(self) -> Image.Image:
         if self._pil is None:
-            self._pil = Image.fromarray(np.ascontiguousarray(self.bgr[:, :, ::-1]))
+            self._pil = to_pil(self.bgr)
         return self._pil
 
     @property

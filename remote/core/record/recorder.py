@@ -70,10 +70,10 @@ class RunRecorder:
         self._last: Future[None] | None = None
         self._unwritten: set[str] = set()                # files named in the record that the disk refused
 
-    def save_screen(self, name: str, image: Image.Image | None, xml: str | None = None, *,
-                    later: bool = False) -> dict[str, str]:
-        """Store a screen (PNG, and the dump if one was taken); returns the file names. ``later``: on the
-        record's writer thread (`flush` waits for it), the names returned at once."""
+    def save_screen(self, name: str, image: Any, xml: str | None = None, *, later: bool = False) -> dict[str, str]:
+        """Store a screen (``image``: a PIL image or a Screen, as a PNG; and the dump if one was taken); returns
+        the file names. ``later``: on the record's writer thread (`flush` waits for it; a Screen's picture is
+        made there too), the names returned at once."""
         if not later:
             return self._store(name, image, xml)
 
@@ -83,9 +83,10 @@ class RunRecorder:
         self._later(store)
         return {**({"image": f"{name}.png"} if image is not None else {}), **({"xml": f"{name}.xml"} if xml else {})}
 
-    def _store(self, name: str, image: Image.Image | None, xml: str | None) -> dict[str, str]:
+    def _store(self, name: str, screen: Any, xml: str | None) -> dict[str, str]:
         files: dict[str, str] = {}
         try:
+            image = screen_image(screen)
             if image is not None:
                 png = io.BytesIO()
                 image.save(png, "PNG", optimize=False, compress_level=1)
@@ -121,11 +122,11 @@ class RunRecorder:
         for phase, screen in (("before", before), ("after", after)):
             if screen is None:
                 continue
-            files = self.save_screen(f"{tag}-{phase}", screen_image(screen), screen_xml(screen), later=True)
+            files = self.save_screen(f"{tag}-{phase}", screen, screen_xml(screen), later=True)
             for kind, fname in files.items():
                 sr.artifacts[phase if kind == "image" else f"{phase}_xml"] = fname
         for i, (popup, screen) in enumerate(zip(sr.popups, sr.popup_screens, strict=False), start=1):
-            files = self.save_screen(f"{tag}-popup{i}", screen_image(screen), later=True)
+            files = self.save_screen(f"{tag}-popup{i}", screen, later=True)
             if "image" in files:
                 popup["image"] = files["image"]
         self._record_looks(sr, tag, before)
@@ -139,8 +140,7 @@ class RunRecorder:
             if screen is None:
                 continue
             if id(screen) not in saved:
-                saved[id(screen)] = self.save_screen(f"{tag}-look{i}", screen_image(screen), screen_xml(screen),
-                                                     later=True)
+                saved[id(screen)] = self.save_screen(f"{tag}-look{i}", screen, screen_xml(screen), later=True)
             look.image, look.xml = saved[id(screen)].get("image", ""), saved[id(screen)].get("xml", "")
 
     def write(self, result: TaskResult, meta: dict[str, Any], *, final: bool = True) -> Path:
