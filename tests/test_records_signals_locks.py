@@ -194,7 +194,15 @@ def test_6_a_second_process_on_a_driven_phone_is_refused_with_the_holder_named(s
     try:
         wait_for(lambda: any("com.android.settings" in c for c in sim_server.phone.snapshot()["commands"]), 90,
                  "the first run to drive the phone")
-        sent = len(sim_server.phone.snapshot()["commands"])
+        # Counted once the holder is in its 60 s wait (no command for 3 s): on a busy machine its launch step's own
+        # late commands (the dump after the launch) came after an earlier count and looked like the others'.
+        counts: list[int] = []
+
+        def settled() -> int | None:
+            counts.append(len(sim_server.phone.snapshot()["commands"]))
+            return counts[-1] if len(counts) > 30 and counts[-1] == counts[-31] else None
+
+        sent = wait_for(settled, 90, "the first run to reach its wait (no command for 3 s)")
         second = remote_cli("run", *on(sim_server), "打开微信", env=model_env, cwd=tmp_path)
         assert second.returncode == 2, second.stderr
         assert f"phone {sim_server.serial} is in use by process {holder.pid} (remote run --device" in second.stderr
