@@ -29,9 +29,9 @@ from remote.runner import RunOptions
 from remote.sim import SimServer
 from tests.test_fleet import FAST, ROOT, TimedPhone, check_one_task_at_a_time, farm, phones_of, twelve_jobs
 
-# One worker runs this whole module, in order (pytest-xdist, --dist loadgroup): one Ray cluster at a time, and
-# its tests share the module's cluster (the cable-pulled test comes last).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+# One worker runs this whole module, in order (pytest-xdist's --dist loadfile), and first (tests/conftest.py):
+# its tests share the module's cluster (the cable-pulled test comes last), and it is the longest chain of waits.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

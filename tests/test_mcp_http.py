@@ -29,7 +29,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.test_mcp_stdio import image_of, text_of
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("mcp_http")]   # one worker: one server for the module
+pytestmark = pytest.mark.slow
 TOKEN = "test-token-3f9c2a7e"
 
 

@@ -22,8 +22,6 @@ import pytest
 from remote.cli import main
 from remote.errors import ExitCode
 
-pytestmark = pytest.mark.xdist_group("replay_confined")   # one worker: the module's record is made once
-
 SECRET = "OPENAI_API_KEY=sk-planted-0123456789abcdef"
 _opened: list[str] | None = None     # while a test watches: every path Python opens
 

@@ -36,8 +36,6 @@ from remote.studio.guard import check_token
 from remote.studio.runs import RunView
 from remote.studio.screens import LivePhone, StillScreen
 
-pytestmark = pytest.mark.xdist_group("studio")   # one worker runs the module, in order, on its one rig
-
 CHROMIUM = "/usr/bin/chromium"
 TEST_MODULE = """name: studiotest
 display_name: 工作室测试
