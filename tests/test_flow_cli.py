@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from remote.cli import main
-from remote.runner.flow import POLL_S
+from remote.runner.flow_looks import POLL_S
 from tests.test_apps import write_module
 
 FLOWS = """\

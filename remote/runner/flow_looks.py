@@ -1,0 +1,163 @@
+"""The flow steps that look and do nothing else: a step's ``when``, ``assert_visible`` / ``wait_until``,
+``scroll_until_visible`` and ``extract`` (`Flow` hands them here; the blocks stay in ``flow.py``).
+
+Each look is a screenshot and a UI dump decided by ``looking.py``, kept on the step (``StepResult.looks``,
+the last ``KEPT_SCREENS`` screens) for ``remote replay``. Bounds: a wait ends at its timeout plus one look,
+a scroll at ``max_swipes`` (or when the list stops moving).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remote.core.locate.screen import Screen
+from remote.core.plan.flow import Assert, Condition, Extract, ScrollUntil, WaitUntil
+from remote.core.plan.values import version_holds
+from remote.core.records import FailureReason, Look, StepPlan, StepResult, StepStatus
+from remote.errors import BudgetExceeded
+from remote.runner.looking import OCR_TIERS, Reading, page_of, read, see, shows, switch, value_of
+from remote.runner.scope import Scope
+from remote.runner.step_runner import StepRunner
+from remote.runner.tools import fail
+
+POLL_S = 0.3               # between two looks of a wait or an assert
+SCROLL_SETTLE_S = 0.4      # after a swipe, before the next look
+FINGER = {"down": "up", "up": "down", "left": "right", "right": "left"}   # the list goes down: the finger up
+KEPT_SCREENS = 3           # a step keeps the screens of its last looks only (a repeat may look 50 times)
+
+
+class Looks:
+    def __init__(self, steps: StepRunner) -> None:
+        self.steps, self.tools = steps, steps.tools
+
+    def fresh(self, screen: Screen | None) -> Screen:
+        """The screen the last step left (when it was taken with its tree), else a new look."""
+        return screen if screen is not None and screen.tree_taken else self.steps.capture()
+
+    @staticmethod
+    def look(sr: StepResult, look: Look, screen: Screen | None) -> None:
+        sr.looks.append(look)
+        sr.look_screens.append(screen if screen is None or screen not in sr.look_screens else None)
+        for i in range(max(0, len(sr.look_screens) - KEPT_SCREENS)):
+            sr.look_screens[i] = None
+
+    def when(self, step: StepPlan, screen: Screen | None, sr: StepResult, scope: Scope) -> tuple[bool, Screen | None]:
+        if step.when is None:
+            return True, screen
+        held = []
+        for condition in step.when.conditions:
+            if condition.kind in ("visible", "not_visible", "checked", "not_checked"):
+                screen = self.fresh(screen)
+            holds, why = self._condition(condition, screen, sr, scope)
+            if holds is None:
+                fail(sr, FailureReason.NOT_FOUND, f"cannot tell whether {condition.describe()}: {why}")
+                return False, screen
+            if not holds:
+                sr.status = StepStatus.SKIPPED
+                sr.notes.append(f"skipped: when {condition.kind}: {condition.value} does not hold ({why})")
+                return False, screen
+            held.append(f"{condition.kind}: {condition.value} ({why[:80]})")
+        sr.notes.append("when " + "; ".join(held))
+        return True, screen
+
+    def _condition(self, c: Condition, screen: Screen | None, sr: StepResult, scope: Scope) -> tuple[bool | None, str]:
+        locator, device = self.tools.locator, self.tools.device
+        if screen is not None and c.kind in ("visible", "not_visible", "checked", "not_checked"):
+            seen = see(locator, screen, [c.value]) if c.kind.endswith("visible") else switch(locator, screen, [c.value])
+            self.look(sr, Look(c.kind, c.value, seen.found, seen.evidence, seen.method), screen)
+            wanted = c.kind in ("visible", "checked")
+            return (None if seen.found is None else seen.found == wanted), seen.evidence
+        if c.kind == "app":
+            front = device.current_app().get("package", "")
+            holds = front == (self.tools.apps.package_for(c.value) or c.value)
+            self.look(sr, Look("app", c.value, holds, f"in front: {front or 'nothing'}", "device"), None)
+            return holds, f"in front: {front or 'nothing'}"
+        package = scope.package or self.tools.module_package
+        actual = device.app_version(package) if package else None
+        result = version_holds(actual, c.value) if actual else None
+        evidence = f"{package} {actual}" if actual else f"the version of {package or 'the app'} could not be read"
+        self.look(sr, Look("version", c.value, result, evidence, "device"), None)
+        return result, evidence
+
+    def poll(self, step: StepPlan, args: Assert | WaitUntil, screen: Screen | None, sr: StepResult) -> Screen:
+        """Look until the target is (or is not) there, at most ``timeout_ms`` and one more look."""
+        clock, kind = self.tools.clock, "visible" if args.visible else "not_visible"
+        start, looks = clock.elapsed(), 0
+        while True:
+            shot = self.fresh(screen) if looks == 0 else self.steps.capture()
+            looks += 1
+            seen = see(self.tools.locator, shot, step.targets)
+            waited = int((clock.elapsed() - start) * 1000)
+            if seen.found is args.visible or waited >= args.timeout_ms:
+                break
+            clock.sleep(min(POLL_S, (args.timeout_ms - waited) / 1000))
+        self.look(sr, Look(kind, " | ".join(step.targets), seen.found, seen.evidence, seen.method), shot)
+        sr.screenshot_before = shot
+        said = f"after {waited} ms, {looks} look{'s' if looks > 1 else ''}"
+        if seen.found is args.visible:
+            sr.status = StepStatus.SUCCESS
+            sr.notes.append(f"{kind} {said}: {seen.evidence}"[:300])
+        elif isinstance(args, Assert):
+            instead = f"; {shows(shot)}" if args.visible else ", still there"
+            fail(sr, FailureReason.ASSERTION, f"{step.action.value}: {seen.evidence}{instead} ({said})"[:500],
+                 abort=True)
+        else:
+            fail(sr, FailureReason.TIMEOUT, f"wait_until {kind} {' | '.join(step.targets)} never came true: "
+                 f"timeout {args.timeout_ms} ms, {said}; {seen.evidence}; {shows(shot)}"[:500])
+        return shot
+
+    def scroll(self, step: StepPlan, args: ScrollUntil, screen: Screen | None, sr: StepResult) -> Screen:
+        """Swipe until the target shows, at most ``max_swipes`` times, or until the list stops moving."""
+        previous: Any = None
+        for swipes in range(args.max_swipes + 1):
+            shot = self.fresh(screen) if swipes == 0 else self.steps.capture()
+            seen = see(self.tools.locator, shot, step.targets)
+            page = page_of(shot)
+            ended = previous is not None and page == previous
+            if seen.found or ended or swipes == args.max_swipes:
+                break
+            previous = page
+            self.tools.device.swipe_direction(FINGER[args.direction], 0.5, 300)
+            self.tools.clock.sleep(SCROLL_SETTLE_S)
+        self.look(sr, Look("visible", " | ".join(step.targets), seen.found, seen.evidence, seen.method), shot)
+        sr.screenshot_before = shot
+        what = " | ".join(step.targets)
+        if seen.found:
+            sr.status = StepStatus.SUCCESS
+            sr.notes.append(f"found after {swipes} swipe{'s' if swipes != 1 else ''}: {seen.evidence}"[:300])
+        elif ended:
+            fail(sr, FailureReason.NOT_FOUND, f"{what} not found: the list stopped moving after {swipes - 1} "
+                 f"swipe{'s' if swipes != 2 else ''} {args.direction} (its end); {shows(shot)}"[:500])
+        else:
+            fail(sr, FailureReason.NOT_FOUND, f"{what} not found after {swipes} swipes {args.direction} "
+                 f"(max_swipes {args.max_swipes}); {shows(shot)}"[:500])
+        return shot
+
+    def extract(self, step: StepPlan, args: Extract, screen: Screen | None, sr: StepResult, scope: Scope) -> Screen:
+        shot = self.fresh(screen)
+        reading = read(self.tools.locator, shot, args, step.targets)
+        if not reading.texts and reading.checked is None and self.tools.vision is not None \
+                and args.source in ("from", "below", "right_of"):
+            reading = self._read_with_model(shot, args, step, reading)
+        value, error = value_of(reading, args)
+        target = " | ".join(step.targets) or args.source
+        sr.screenshot_before = shot
+        if value is None:
+            self.look(sr, Look("extract", target, False, error, reading.method), shot)
+            fail(sr, FailureReason.NOT_READ, f"extract {args.name} from {target}: {error}"[:500])
+            return shot
+        scope.variables[args.name] = value
+        said = f"the switch is {'on' if value else 'off'}" if reading.checked is not None and args.kind == "bool" \
+            else f"read {reading.texts!r}"
+        self.look(sr, Look("extract", target, True, said[:200], reading.method, value), shot)
+        sr.status = StepStatus.SUCCESS
+        sr.notes.append(f"{args.name} = {value!r} (read by {reading.method})"[:300])
+        return shot
+
+    def _read_with_model(self, shot: Screen, args: Extract, step: StepPlan, before: Reading) -> Reading:
+        """Neither the tree nor OCR found the target: the vision model may find it, and its box is read."""
+        try:
+            again = read(self.tools.locator, shot, args, step.targets, (*OCR_TIERS, "vision"))
+        except BudgetExceeded as exc:
+            return Reading(evidence=f"{before.evidence}; the model was not asked: {exc.message}")
+        return again if again.texts or again.checked is not None else before
