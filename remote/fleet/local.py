@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from remote.errors import ExitCode
 from remote.fleet.execute import registry, run_job
 from remote.fleet.jobs import Job, JobResult, Phone, RunSettings, not_run, retry_of, with_earlier
-from remote.runner.clock import Clock, stopped_by
+from remote.runner.clock import CTRL_C, Clock, stopped_by
 from remote.runner.protocols import Listener
 
 logger = logging.getLogger(__name__)
@@ -39,8 +39,7 @@ class BatchClock(Clock):
     def restart(self) -> None:
         super().restart()
         if self.batch_stop.is_set():
-            self.stop_reason = self.why()
-            self.stop.set()
+            self.halt(self.why())
 
 
 @dataclass
@@ -70,17 +69,16 @@ class LocalFleet:
         self.listener_for = listener_for or (lambda phone, job: None)
         self.on_result = on_result or (lambda result: None)
         self._stop = threading.Event()
-        self._why = "interrupted (Ctrl-C)"
+        self._why = CTRL_C
         self._clocks: dict[str, BatchClock] = {}
 
-    def stop(self, why: str = "interrupted (Ctrl-C)") -> None:
+    def stop(self, why: str = CTRL_C) -> None:
         """Hand out no more jobs; running tasks stop at their next check (saying ``why``) and write their
         records."""
         self._why = why
         self._stop.set()
         for clock in list(self._clocks.values()):
-            clock.stop_reason = why
-            clock.stop.set()
+            clock.halt(why)
         logger.warning("stopping: no more tasks are handed out; running ones stop and write their records")
 
     def run(self, jobs: list[Job]) -> list[JobResult]:

@@ -24,9 +24,12 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be (`remote.commands._signals`)."""
 
 
+CTRL_C, SIGTERM = "interrupted (Ctrl-C)", "stopped by SIGTERM"   # what stopped a run, as its record says
+
+
 def stopped_by(exc: BaseException) -> str:
-    """What stopped a run, in the words its record uses: ``stopped by SIGTERM`` or ``interrupted (Ctrl-C)``."""
-    return "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
+    """What stopped a run, from the KeyboardInterrupt that stopped it (`Terminated` for SIGTERM)."""
+    return SIGTERM if isinstance(exc, Terminated) else CTRL_C
 
 
 class TimeCapReached(TaskError):
@@ -40,7 +43,7 @@ class Clock:
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.max_seconds = max_seconds
         self.stop = threading.Event()
-        self.stop_reason = "interrupted (Ctrl-C)"    # what `check` says once ``stop`` is set
+        self.stop_reason = CTRL_C    # what `check` says once ``stop`` is set (`halt`)
         self._sleep = sleep
         self._monotonic = monotonic
         self.started = monotonic()
@@ -54,6 +57,11 @@ class Clock:
 
     def remaining(self) -> float:
         return self.max_seconds - self.elapsed()
+
+    def halt(self, why: str = CTRL_C) -> None:
+        """Stop the run at its next check or wait, saying ``why`` (`CTRL_C`, `SIGTERM`, a batch's stop)."""
+        self.stop_reason = why
+        self.stop.set()
 
     def check(self) -> None:
         """Raise when Ctrl-C was pressed or the time budget is spent."""

@@ -15,7 +15,7 @@ import threading
 from types import FrameType
 from typing import Any
 
-from remote.runner.clock import Clock
+from remote.runner.clock import CTRL_C, SIGTERM, Clock
 
 logger = logging.getLogger(__name__)
 FORCE_STOP_S = 0.8        # a stop not noticed by then interrupts whatever runs
@@ -34,7 +34,7 @@ class StopSignals:
 
     @property
     def reason(self) -> str:
-        return "stopped by SIGTERM" if self.received == signal.SIGTERM else "interrupted (Ctrl-C)"
+        return SIGTERM if self.received == signal.SIGTERM else CTRL_C
 
     def install(self) -> None:
         self.received, self._holding = 0, False
@@ -53,8 +53,7 @@ class StopSignals:
             if self.clock.stop.is_set():
                 raise KeyboardInterrupt
             self.received = self.received or signum
-            self.clock.stop_reason = self.reason
-            self.clock.stop.set()
+            self.clock.halt(self.reason)
             logger.warning("%s: stopping", "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
             self._timer = threading.Timer(FORCE_STOP_S, force)
             self._timer.daemon = True
