@@ -276,18 +276,15 @@ class TextTyper:
                 if got is None:
                     raise ActionError("no text field has the focus, so ADBKeyboard's text went nowhere",
                                       hint="tap the field first")
-                if before is None and got.endswith(piece):
-                    self._received(attempt)
-                    return True, got[:len(got) - len(piece)]
-                if before is not None and (got in (before + piece, piece) or (got != before and got.endswith(piece))):
-                    self._received(attempt)
+                # arrived: the piece ends the field (a known text before it changed, or the field was its hint)
+                if got.endswith(piece) and (before is None or got != before or got == piece):
+                    self._warm = True
+                    if attempt:
+                        logger.warning("ADBKeyboard received text only on send %d after the switch", attempt + 1)
+                    if before is None:
+                        return True, got[:len(got) - len(piece)]
                     return got in (before + piece, piece), before
         self._not_received()
-
-    def _received(self, attempt: int) -> None:
-        self._warm = True
-        if attempt:
-            logger.warning("ADBKeyboard received text only on send %d after the switch", attempt + 1)
 
     def _not_received(self) -> NoReturn:
         build, rom = self.build(), self.link.rom()

@@ -70,20 +70,14 @@ class RunRecorder:
         self._last: Future[None] | None = None
         self._unwritten: set[str] = set()                # files named in the record that the disk refused
 
-    def save_screen(self, name: str, image: Any, xml: str | None = None, *, later: bool = False) -> dict[str, str]:
-        """Store a screen (``image``: a PIL image or a Screen, as a PNG; and the dump if one was taken); returns
-        the file names. ``later``: on the record's writer thread (`flush` waits for it; a Screen's picture is
-        made there too), the names returned at once."""
-        if not later:
-            return self._store(name, image, xml)
-
-        def store() -> None:
-            self._store(name, image, xml)
-
-        self._later(store)
+    def save_screen(self, name: str, image: Any, xml: str | None = None) -> dict[str, str]:
+        """Store a screen (``image``: a PIL image or a Screen, as a PNG; and the dump if one was taken) on the
+        record's writer thread (`flush` waits for it; a Screen's picture is made there too); returns the file
+        names at once."""
+        self._later(lambda: self._store(name, image, xml))
         return {**({"image": f"{name}.png"} if image is not None else {}), **({"xml": f"{name}.xml"} if xml else {})}
 
-    def _store(self, name: str, screen: Any, xml: str | None) -> dict[str, str]:
+    def _store(self, name: str, screen: Any, xml: str | None) -> None:
         files: dict[str, str] = {}
         try:
             image = screen_image(screen)
@@ -98,7 +92,6 @@ class RunRecorder:
         except OSError as exc:  # a full disk must not lose the run's outcome
             logger.warning("could not store screen %s: %s", name, exc)
             self._unwritten.update({f"{name}.png", f"{name}.xml"} - set(files.values()))
-        return files
 
     def _later(self, job: Callable[[], None]) -> None:
         """Run ``job`` on the record's writer thread, after every job handed in before it: a step's screens
@@ -122,11 +115,11 @@ class RunRecorder:
         for phase, screen in (("before", before), ("after", after)):
             if screen is None:
                 continue
-            files = self.save_screen(f"{tag}-{phase}", screen, screen_xml(screen), later=True)
+            files = self.save_screen(f"{tag}-{phase}", screen, screen_xml(screen))
             for kind, fname in files.items():
                 sr.artifacts[phase if kind == "image" else f"{phase}_xml"] = fname
         for i, (popup, screen) in enumerate(zip(sr.popups, sr.popup_screens, strict=False), start=1):
-            files = self.save_screen(f"{tag}-popup{i}", screen, later=True)
+            files = self.save_screen(f"{tag}-popup{i}", screen)
             if "image" in files:
                 popup["image"] = files["image"]
         self._record_looks(sr, tag, before)
@@ -140,7 +133,7 @@ class RunRecorder:
             if screen is None:
                 continue
             if id(screen) not in saved:
-                saved[id(screen)] = self.save_screen(f"{tag}-look{i}", screen, screen_xml(screen), later=True)
+                saved[id(screen)] = self.save_screen(f"{tag}-look{i}", screen, screen_xml(screen))
             look.image, look.xml = saved[id(screen)].get("image", ""), saved[id(screen)].get("xml", "")
 
     def write(self, result: TaskResult, meta: dict[str, Any], *, final: bool = True) -> Path:
