@@ -161,7 +161,7 @@ class Judge:
         return tree is not None and self.tools.checks.detect_blocker(screen.pil, tree, use_model=False) is None
 
     def verify(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,
-                loc: LocateResult, acted: bool) -> VerifyResult:
+               loc: LocateResult, acted: bool) -> VerifyResult:
         args, checks = step.args, self.tools.checks
         if isinstance(args, InputText):
             return VerifyResult(acted, 0.95 if acted else 0.2, matches_expected=acted, screen_changed=True,

@@ -7,14 +7,9 @@ force-stop), ``dumpsys`` (window, display, input_method, activity), ``ime`` (in 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from remote.sim import clipboard, keyboard, real_screen, realism, roms
 from remote.sim.device import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
-
-if TYPE_CHECKING:
-    pass
 
 KEYCODES = {"HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "DPAD_UP": 19, "DPAD_DOWN": 20, "DPAD_LEFT": 21,
             "DPAD_RIGHT": 22, "DPAD_CENTER": 23, "VOLUME_UP": 24, "VOLUME_DOWN": 25, "POWER": 26, "CAMERA": 27,
