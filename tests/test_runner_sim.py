@@ -102,6 +102,16 @@ def test_loading_screens_are_waited_out(make_runner, sim_phone):
     assert sim_phone.snapshot()["chats"] == {"张三": ["到了"]}
 
 
+class StepEnds(QuietListener):
+    """How many shell commands the phone had run when each step ended."""
+
+    def __init__(self, phone) -> None:
+        self.phone, self.at = phone, []
+
+    def on_step_end(self, sr) -> None:
+        self.at.append(len(self.phone.snapshot()["commands"]))
+
+
 def probe_runner(make_runner, tmp_path, keyword: str, tasks: str, **kwargs):
     """A runner with a module ``probe`` (its ``tasks.yaml``) ahead of the shipped ones."""
     from tests.test_apps import write_module
@@ -113,6 +123,7 @@ def probe_runner(make_runner, tmp_path, keyword: str, tasks: str, **kwargs):
 
 
 def test_a_tap_that_brings_no_keyboard_before_typing_is_judged_on_its_dump(make_runner, sim_phone, tmp_path):
+    ends = StepEnds(sim_phone)
     runner = probe_runner(make_runner, tmp_path, "通讯录", """\
         tasks:
           - name: type_on_contacts
@@ -123,23 +134,16 @@ def test_a_tap_that_brings_no_keyboard_before_typing_is_judged_on_its_dump(make_
               - {action: tap, target_ref: "text:通讯录"}
               - {action: input_text, params: {text: "张三"}}
             success_check: {app: com.tencent.mm}
-        """)
+        """, listener=ends)
     result = runner.run("在通讯录里打字")
     tab, typing = result.step_results[2:]
     assert tab.status is StepStatus.SUCCESS and tab.verify_result.method != "focus"   # judged on its UI dump
     assert tab.screenshot_after is not None and tab.screenshot_after.tree() is not None
+    during = sim_phone.snapshot()["commands"][ends.at[1]:ends.at[2]]     # the tap's step: its one frame is dumped for
+    assert sum(c.startswith("screencap") for c in during) == 1            # (not taken a second time with the dump)
+    assert sum("uiautomator dump" in c for c in during) == 1
     assert typing.status is StepStatus.FAILED and "no text field has the focus" in typing.error_message
     assert result.status is TaskStatus.FAILED
-
-
-class StepEnds(QuietListener):
-    """How many shell commands the phone had run when each step ended."""
-
-    def __init__(self, phone) -> None:
-        self.phone, self.at = phone, []
-
-    def on_step_end(self, sr) -> None:
-        self.at.append(len(self.phone.snapshot()["commands"]))
 
 
 def test_a_tap_that_the_next_step_types_after_is_checked_by_the_keyboard_not_a_dump(make_runner, sim_phone):

@@ -168,6 +168,12 @@ class Capture:
         xml, error = self._dump()
         return self._keep(Screen(image, xml, secure=secure, tree_error=error))
 
+    def with_tree(self, screen: Screen) -> Screen:
+        """``screen`` (a frame taken after a step's wait, without a tree) with a fresh UI dump: its frame is not
+        taken again."""
+        xml, error = self._dump()
+        return self._keep(Screen(screen.source, xml, secure=screen.secure, tree_error=error))
+
     def still(self, last: Screen | None) -> Screen | None:
         """``last`` (the last step's screen) when it is still the screen now: its tree is the phone's latest
         dump and nothing that changes the screen has run since that dump began, moments ago; else None."""

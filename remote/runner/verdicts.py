@@ -99,7 +99,7 @@ class Judge:
             if verdict is not None:
                 return after, verdict
             with timing(sr, "capture"):
-                after = self.tools.capture.screen(tree=True, fresh=True)
+                after = self.tools.capture.with_tree(after)
         with timing(sr, "verify"):
             return self.settle(step, level, before, after, loc, acted, sr)
 
