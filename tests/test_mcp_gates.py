@@ -9,6 +9,7 @@ the same tools. Every test judges the phone's state, not only the replies.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -101,7 +102,8 @@ def test_the_touch_reaches_the_ad_drawn_over_the_row_and_a_button_is_judged_with
 def test_the_pure_rules_keep_their_documented_examples():
     import doctest
 
-    from remote.mcp import asking, keyrules, server, touch
+    from remote.core.device import keyrules
+    from remote.mcp import asking, server, touch
 
     for module in (touch, keyrules, server, asking):
         failed, tried = doctest.testmod(module)
@@ -252,7 +254,10 @@ def test_a_model_planned_task_pressing_app_and_call_keys_does_not_succeed(adb, s
         async with in_process(session) as client:
             result = await call(client, "run_task", task="帮我随便按几个特殊按键看看", max_seconds=60)
             assert result.is_error and not text_of(result).startswith("SUCCESS"), text_of(result)
-            assert "KEYCODE_SETTINGS (176) opens the system settings" in text_of(result), text_of(result)
+            # the runner's own gate stops it first: a key that opens Settings needs the person's yes (declined here)
+            record = json.loads(next((tmp_path / "runs").glob("*/run.json")).read_text(encoding="utf-8"))
+            assert record["failure"] == "not_confirmed", record
+            assert "SETTINGS (key 176), which opens the system settings" in json.dumps(record, ensure_ascii=False)
             assert not any(c.split()[-1] in ("176", "5", "207") for c in keys_pressed(sim_phone))
             assert sim_phone.snapshot()["foreground"]["package"] == "com.android.launcher3"
     anyio.run(scenario)

@@ -154,7 +154,7 @@ class AppModule:
 
     def is_sensitive(self, step: StepPlan) -> bool:
         """Declared by the module's words, or by what the step does (:mod:`remote.core.plan.sensitivity`)."""
-        return step.sensitive or bool(sensitivity.sensitive_reason(step, self.sensitive))
+        return step.sensitive or bool(sensitivity.decide(step, self.sensitive))
 
 
 def declared_slots(patterns: list[str]) -> set[str]:
@@ -217,13 +217,12 @@ def build_plan(module: AppModule, template: TaskTemplate, slots: dict[str, str],
 
 
 def _prepare(module: AppModule, step: StepPlan, unfilled: StepPlan) -> None:
-    """Sensitivity, decided on the module's own words and on what the filled step does (a call, a deep link),
-    never on the words of the user's slots (a message that mentions 删除 deletes nothing); and the step as
-    written, kept for filling at run time. A block's steps alike."""
+    """The step as written, kept for filling at run time; and its sensitivity, decided on the filled step
+    (`remote.core.plan.sensitivity.decide`: a slot's value in a target counts, a message typed does not). A
+    block's steps alike."""
     raw = unfilled.template or {}
-    reason = ("declared sensitive" if raw.get("sensitive") else "") or \
-        sensitivity.sensitive_reason(unfilled, module.sensitive) or sensitivity.by_action(step)
-    step.sensitive, step.sensitive_reason = bool(reason), reason
     step.template = unfilled.template
+    reason = sensitivity.decide(step, module.sensitive) or ("declared sensitive" if raw.get("sensitive") else "")
+    step.sensitive, step.sensitive_reason = bool(reason), reason
     for child, plain in zip(step.steps, unfilled.steps, strict=False):
         _prepare(module, child, plain)

@@ -135,6 +135,12 @@ class LearnedStore:
         if any(not p.warning for p in c.problems) or not templates or not isinstance(meta, dict):
             return None
         template = templates[0]
+        if not valid_name(template.name) or template.name != path.stem:
+            # the name reaches the file system (its crops, forget, adopt): a name is a name, never a path
+            c.add(1, f"a learned task's name must be its file's name and letters, digits and _ only, not "
+                     f"{template.name[:60]!r}", "rename the file and its task, or delete it")
+            self.problems += c.problems
+            return None
         return LearnedTask(template.name, path, template, dict(meta), self._state(path))
 
     @staticmethod
@@ -173,6 +179,8 @@ class LearnedStore:
     # ------------------------------------------------------------------ writing
     def save(self, task: dict[str, Any], meta: dict[str, Any], crops: dict[str, Image.Image]) -> LearnedTask:
         """Write a candidate (replacing one of the same name: the same sentence shape learned again)."""
+        if not valid_name(str(task.get("name", ""))) or not all(valid_name(ref) for ref in crops):
+            raise ConfigError(f"a learned task's name is letters, digits and _ only, not {str(task.get('name'))[:60]!r}")
         self.folder.mkdir(parents=True, exist_ok=True)
         for ref, image in crops.items():
             self.images_dir.mkdir(exist_ok=True)
@@ -249,7 +257,11 @@ class LearnedStore:
         return learned.path
 
     def _crops(self, learned: LearnedTask) -> list[Path]:
-        return sorted(self.images_dir.glob(f"{learned.name}_*.png")) if self.images_dir.is_dir() else []
+        """The task's reference crops: plain files directly inside images/ (never a link, never elsewhere)."""
+        if not self.images_dir.is_dir() or not valid_name(learned.name):
+            return []
+        return sorted(p for p in self.images_dir.glob(f"{learned.name}_*.png")
+                      if p.parent == self.images_dir and p.is_file() and not p.is_symlink())
 
     def adopt(self, name: str, module_dir: Path) -> Path:
         """Move a candidate into a module: its task appended to the module's tasks.yaml (the file's own text and

@@ -4,7 +4,7 @@ Layout: ``session`` (the shared phone hub; per MCP session the allow list, the
 last screenshot's space and the image size), ``shot`` (the screenshot and its
 element list), ``aim`` (x,y / element number / target_ref to a device point)
 and ``touch`` (the element a touch there reaches), ``access`` / ``gated`` /
-``keyrules`` (the allow list, the gated controller that checks it before and
+``remote.core.device.keyrules`` (the allow list, the gated controller that checks it before and
 after every act, what raw key codes do), ``gestures`` / ``keys`` / ``apps`` /
 ``clipboard`` / ``batch`` / ``teach`` / ``tasks`` (what the tools do),
 ``asking`` (elicitation from a running tool), ``calls`` and ``deadline``

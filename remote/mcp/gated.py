@@ -7,7 +7,7 @@ not allowed, HOME leaves it (HOME is never delivered to an app, so nothing more
 happens in it) and `AccessDenied` says what happened. So an act made of several
 phone actions (tap the field, type, press ENTER) is checked after each one.
 
-Raw key codes go through `remote.mcp.keyrules`: a call key needs the person's
+Raw key codes go through `remote.core.device.keyrules`: a call key needs the person's
 yes, a key that launches an app obeys the allow list, an unknown one is refused.
 Reading methods (screenshot, UI dump, sizes) pass straight through.
 """
@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from remote.core.device.keyrules import KeyKind, KeyRule, rule
 from remote.core.device.keys import keycode
 from remote.mcp import deadline
 from remote.mcp.access import LAUNCHERS, AccessDenied, AccessGate
-from remote.mcp.keyrules import KeyKind, KeyRule, rule
 
 logger = logging.getLogger(__name__)
 Confirm = Callable[[str], "bool | None"]
@@ -135,7 +135,7 @@ class GatedDevice:
             return str(self._adb.shell(["input", "keyevent", *[str(code)] * times]))
 
     def allow_key(self, key: KeyRule) -> None:
-        """Raise `AccessDenied` unless this key may be pressed now (see `remote.mcp.keyrules`)."""
+        """Raise `AccessDenied` unless this key may be pressed now (see `remote.core.device.keyrules`)."""
         if key.kind is KeyKind.IN_APP:
             return
         if key.kind is KeyKind.CALL:

@@ -76,7 +76,7 @@ def tap(session: Session, asker: Asker, *, x: float | None = None, y: float | No
     screen = session.screen_at(target.point)
     session.device.tap(*target.point)
     session.acted()
-    session.journal.touched(ActionName.TAP, target.point, target.label, screen)
+    session.journal.touched(ActionName.TAP, target.point, target.label, screen, asked=note)
     return _report("tapped", target, session, note)
 
 
@@ -100,7 +100,8 @@ def long_press(session: Session, asker: Asker, *, x: float | None = None, y: flo
     held = max(400, min(int(duration_ms), 10_000))
     session.device.long_press(*target.point, duration_ms=held)
     session.acted()
-    session.journal.touched(ActionName.LONG_PRESS, target.point, target.label, screen, duration_ms=held)
+    session.journal.touched(ActionName.LONG_PRESS, target.point, target.label, screen, asked=note,
+                            duration_ms=held)
     return _report(f"long-pressed ({duration_ms} ms)", target, session, note)
 
 

@@ -49,10 +49,13 @@ class Journal:
         self.seen, self.dropped = "", 0
 
     def _add(self, action: ActionName, description: str, params: dict[str, Any], *,
-             point: tuple[int, int] | None = None, screen: Screen | None = None, target_ref: str | None = None) -> None:
+             point: tuple[int, int] | None = None, screen: Screen | None = None, target_ref: str | None = None,
+             asked: str = "") -> None:
+        """``asked``: the person was asked before this act (the gate's note): the saved step keeps that mark and
+        asks again on every replay."""
         try:
             step = StepPlan(step=len(self.acts) + 1, action=action, description=description, target_ref=target_ref,
-                            params=params, source="mcp")
+                            params=params, source="mcp", sensitive=bool(asked), sensitive_reason=asked)
         except ArgsError:   # a value no template can hold (a text too long ...): the sequence cannot be saved
             self.acts.clear()
             return
@@ -63,10 +66,10 @@ class Journal:
             self.dropped += 1
 
     # ------------------------------------------------------------------ what the tools report
-    def touched(self, action: ActionName, point: tuple[int, int], what: str, screen: Screen | None,
-                **params: Any) -> None:
+    def touched(self, action: ActionName, point: tuple[int, int], what: str, screen: Screen | None, *,
+                asked: str = "", **params: Any) -> None:
         self._add(action, f"{action.value} {what}".strip(), params, point=point, screen=screen,
-                  target_ref=f"xy:{point[0]},{point[1]}")
+                  target_ref=f"xy:{point[0]},{point[1]}", asked=asked)
 
     def launched(self, package: str) -> None:
         self._add(ActionName.LAUNCH_APP, f"open {package}", {"package": package})

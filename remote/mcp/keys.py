@@ -44,7 +44,7 @@ def key_code(name: str) -> int:
 def press_key(session: Session, combo: str, repeat: int = 1, asker: Asker | None = None) -> str:
     """``"enter"``, ``"back"``, ``"home"``; ``"ctrl+a"`` as a key combination (Android 11+).
 
-    Raw key codes obey `remote.mcp.keyrules` (through the gated device): a call key asks the person, a key
+    Raw key codes obey `remote.core.device.keyrules` (through the gated device): a call key asks the person, a key
     that launches an app obeys the allow list, an unknown one is refused."""
     parts = [p for p in combo.replace(" ", "").split("+") if p] if combo.strip() != "+" else ["plus"]
     if not parts:

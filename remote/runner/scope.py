@@ -79,9 +79,9 @@ class Scope:
                            problems=problems, repairs=[])
         if bound is None or problems:
             raise ArgsError(problems or [f"step {step.step} cannot be built from its values"])
-        reason = step.sensitive_reason or sensitivity.by_action(bound)
-        return replace(bound, step=step.step, parent=step.parent, steps=step.steps, template=step.template,
-                       sensitive=step.sensitive or bool(reason), sensitive_reason=reason)
+        filled = replace(bound, step=step.step, parent=step.parent, steps=step.steps, template=step.template,
+                         sensitive=step.sensitive, sensitive_reason=step.sensitive_reason)
+        return sensitivity.mark(filled)   # the mark the step had stays; what its values make it is added
 
     def check(self, plan: TaskPlan, check: SuccessCheck) -> SuccessCheck:
         """The plan's success_check with the run's values, when it names one its build did not have."""

@@ -78,6 +78,8 @@ class StepRunner:
         try:
             if step.wait_before:
                 self.tools.clock.sleep(step.wait_before / 1000)
+            # decided here again, on the step as it runs (its values filled in), whatever door it came by
+            sensitivity.mark(step, self.tools.sensitive_words)
             if step.sensitive and not self._confirm_sensitive(step, sr):
                 return sr, screen
             screen = self._dispatch(step, level, sr, screen)
@@ -301,10 +303,11 @@ class StepRunner:
         return False
 
     def _confirm_found(self, step: StepPlan, screen: Screen, point: tuple[int, int], sr: StepResult) -> bool:
-        """A model's ``dynamic:`` target, now found: what it is decides whether a person must say yes."""
+        """The target, now found: what it is (its label on the screen now) decides whether a person must say
+        yes (:func:`remote.core.plan.sensitivity.touched_reason`)."""
         tree = screen.tree()
-        reason = sensitivity.found_reason(step, tree.label_at(point) if tree is not None else None,
-                                          self.tools.sensitive_words)
+        reason = sensitivity.touched_reason(step, tree.label_at(point) if tree is not None else None,
+                                            self.tools.sensitive_words)
         if not reason or step.sensitive:
             return True
         step.sensitive, step.sensitive_reason = True, reason

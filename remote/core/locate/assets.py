@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -100,8 +101,16 @@ class AssetsManager:
         if not folder.is_dir():
             return
         files = folder.rglob("*") if recursive else folder.iterdir()
+        root = folder.resolve()
         for p in sorted(files):
-            if p.suffix.lower() not in _IMAGE_EXT or not p.is_file():
+            if p.suffix.lower() not in _IMAGE_EXT:
+                continue
+            if p.is_symlink() or root not in p.resolve().parents:
+                # a module's images are its own files: a link may point anywhere (/etc/passwd), so it is not read
+                self._problem(f"{p}: a link (to {os.path.realpath(p)}) or a file outside {folder}: not read as "
+                              "an image; copy the image into the folder instead")
+                continue
+            if not p.is_file():
                 continue
             if category == "custom" and "__" in p.stem:
                 continue  # learned images are listed by learned.json, with their screen size
