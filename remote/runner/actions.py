@@ -6,25 +6,14 @@ repeat and wait goes through the run's clock, so a plan cannot outlast its budge
 
 from __future__ import annotations
 
-from remote.core.plan.actions import (
-    BackToHome,
-    Call,
-    Finish,
-    GoHome,
-    InputText,
-    LaunchApp,
-    LongPress,
-    OpenUrl,
-    PressKey,
-    Swipe,
-    TakeOver,
-    Tap,
-    Wait,
-)
+from typing import assert_never
+
+from remote.core.plan.actions import Call, GoHome, LaunchApp, OpenUrl, PressKey, Swipe, Wait
 from remote.core.records import StepPlan
 from remote.runner.tools import StepTools
 
-BLIND = (LaunchApp, OpenUrl, Call, GoHome, Wait, PressKey, Finish)
+# What a step that needs no look may be: the actions ``Actor.act`` carries out (a fallback step too).
+NoLook = LaunchApp | OpenUrl | Call | GoHome | Wait | PressKey | Swipe
 
 
 class Actor:
@@ -32,26 +21,29 @@ class Actor:
         self.tools = tools
 
     def act(self, step: StepPlan) -> None:
-        """Carry out a step that needs no target on the screen."""
+        """Carry out a step that needs no target on the screen; TypeError for one that does (a tap, typing)."""
         device, clock, args = self.tools.device, self.tools.clock, step.args
-        if isinstance(args, LaunchApp):
-            self.launch(args)
-        elif isinstance(args, OpenUrl):
-            device.open_url(args.url)
-        elif isinstance(args, Call):
-            device.call(args.number)
-        elif isinstance(args, GoHome):
-            device.go_home()
-        elif isinstance(args, PressKey):
-            for _ in range(args.times):
-                clock.check()
-                device.input_keyevent(args.key)
-        elif isinstance(args, Wait):
-            clock.sleep(args.ms / 1000)
-        elif isinstance(args, Swipe):
-            self.swipe(args)
-        elif not isinstance(args, Finish | Tap | LongPress | InputText | BackToHome | TakeOver):
-            raise TypeError(f"no blind action for {type(args).__name__}")
+        if not isinstance(args, NoLook):
+            raise TypeError(f"{step.action.value} needs a look at the screen, not a blind action")
+        match args:
+            case LaunchApp():
+                self.launch(args)
+            case OpenUrl():
+                device.open_url(args.url)
+            case Call():
+                device.call(args.number)
+            case GoHome():
+                device.go_home()
+            case PressKey():
+                for _ in range(args.times):
+                    clock.check()
+                    device.input_keyevent(args.key)
+            case Wait():
+                clock.sleep(args.ms / 1000)
+            case Swipe():
+                self.swipe(args)
+            case _:
+                assert_never(args)
 
     def swipe(self, args: Swipe) -> None:
         if args.direction is not None:

@@ -20,7 +20,7 @@ from remote.core.records import (
     StepResult,
     UIElement,
 )
-from remote.runner.actions import Actor
+from remote.runner.actions import Actor, NoLook
 from remote.runner.tools import StepTools
 
 logger = logging.getLogger(__name__)
@@ -205,8 +205,10 @@ class Aimer:
             if not found.success or found.element is None:
                 return False
             self.tools.device.tap(*found.element.center)
-        else:
+        elif isinstance(fallback.args, NoLook):
             self.actor.act(fallback)
+        else:   # a fallback that needs a target but names none: nothing to do
+            return False
         sr.notes.append(f"fallback: {fallback.action.value} {fallback.target_ref or ''} {fallback.params or ''}".strip())
         self.tools.clock.sleep(0.5)
         return True

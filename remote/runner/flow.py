@@ -14,6 +14,7 @@ import difflib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import assert_never
 
 from remote.apps import ModuleRegistry
 from remote.apps.base import build_plan
@@ -23,6 +24,7 @@ from remote.core.plan.flow import (
     MAX_DEPTH,
     Assert,
     Extract,
+    FlowArgs,
     Repeat,
     Retry,
     RunTask,
@@ -124,19 +126,23 @@ class Flow:
         args = step.args
         if step.wait_before:
             self.tools.clock.sleep(step.wait_before / 1000)
-        if isinstance(args, Assert | WaitUntil):
-            return self.looks.poll(step, args, screen, sr)
-        if isinstance(args, ScrollUntil):
-            return self.looks.scroll(step, args, screen, sr)
-        if isinstance(args, Extract):
-            return self.looks.extract(step, args, screen, sr, self.scope)
-        if isinstance(args, RunTask):
-            return self._run_task(step, args, screen, usage, sr)
-        if isinstance(args, Repeat):
-            return self._repeat(step, args, screen, usage, sr)
-        if isinstance(args, Retry):
-            return self._retry(step, args, screen, usage, sr)
-        raise TypeError(f"no flow for {type(args).__name__}")
+        if not isinstance(args, FlowArgs):
+            raise TypeError(f"{step.action.value} is an action: the step runner runs it")
+        match args:   # one case per flow kind (mypy's assert_never names a kind added without one)
+            case Assert() | WaitUntil():
+                return self.looks.poll(step, args, screen, sr)
+            case ScrollUntil():
+                return self.looks.scroll(step, args, screen, sr)
+            case Extract():
+                return self.looks.extract(step, args, screen, sr, self.scope)
+            case RunTask():
+                return self._run_task(step, args, screen, usage, sr)
+            case Repeat():
+                return self._repeat(step, args, screen, usage, sr)
+            case Retry():
+                return self._retry(step, args, screen, usage, sr)
+            case _:
+                assert_never(args)
 
     # ------------------------------------------------------------------ blocks
     def _block(self, parent: StepPlan, children: Sequence[StepPlan], screen: Screen | None,

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from remote.core.locate.screen import Screen
 from remote.core.locate.target_ref import default_tiers, parse_target
-from remote.core.records import FailureReason, LocateResult, StepPlan, StepResult, StepStatus
+from remote.core.records import FailureReason, LocateResult, StepPlan, StepResult
 from remote.runner.aiming import Aimer
-from remote.runner.tools import AppMissing, StepTools, fail
+from remote.runner.outcome import Ended, StepEnd
+from remote.runner.tools import AppMissing, StepTools
 
 LAUNCHER_PAGES = 8
 HOME_PRESSES = 10
@@ -23,7 +24,7 @@ class Navigator:
     def capture(self) -> Screen:
         return self.tools.capture.screen(tree=True)
 
-    def launch_from_launcher(self, name: str, sr: StepResult) -> Screen | None:
+    def launch_from_launcher(self, name: str, sr: StepResult) -> StepEnd:
         """An app the modules do not know by name: its label on the launcher's pages (UI tree only)."""
         device = self.tools.device
         device.go_home()
@@ -43,10 +44,8 @@ class Navigator:
                 package = device.current_app().get("package", "")
                 if package:
                     self.tools.apps.launched.append(package)
-                sr.notes.append(f"opened {name} from launcher page {page + 1}")
                 sr.locate_result, sr.screenshot_before = loc, screen
-                sr.status = StepStatus.SUCCESS
-                return None
+                return Ended.ok(f"opened {name} from launcher page {page + 1}"), None
             device.swipe_direction("left")
             self.tools.clock.sleep(0.4)
         raise AppMissing(f"no app named {name} on this phone: not an app the modules know, and not on the "
@@ -58,7 +57,7 @@ class Navigator:
         tiers = [t for t in default_tiers(parse_target(target)[0]) if t != "vision"]
         return self.tools.locator.locate_with_fallback(target, tiers, screen)
 
-    def back_to_home(self, step: StepPlan, sr: StepResult) -> Screen | None:
+    def back_to_home(self, step: StepPlan, sr: StepResult) -> StepEnd:
         """BACK until a home marker of the app in front is on screen (at most 10 presses)."""
         device = self.tools.device
         # The home of the app in front (a model plan may open another app than the routed module's).
@@ -69,17 +68,14 @@ class Navigator:
         package = front if front and (step.targets or front in self.tools.apps.home_refs) \
             else self.tools.module_package
         if not homes:
-            fail(sr, FailureReason.INVALID_PLAN, "the module declares no home_ref")
-            return None
+            return Ended.failed(FailureReason.INVALID_PLAN, "the module declares no home_ref"), None
         home = " or ".join(homes)
         for presses in range(HOME_PRESSES + 1):
             screen = self.aimer.clear_blockers(self.capture(), sr)
             found = next((loc for loc in (self.free_locate(h, screen) for h in homes) if loc.success), None)
             if found is not None:
-                sr.status = StepStatus.SUCCESS
-                sr.notes.append(f"home after {presses} BACK presses")
                 sr.screenshot_after = screen
-                return screen
+                return Ended.ok(f"home after {presses} BACK presses"), screen
             if self.tools.dry_run or presses == HOME_PRESSES:
                 break
             if package and device.current_app().get("package") not in ("", package):
@@ -88,5 +84,4 @@ class Navigator:
                 continue
             device.press_back()
             self.tools.clock.sleep(0.3)
-        fail(sr, FailureReason.NOT_FOUND, f"{home} not seen after 10 BACK presses")
-        return None
+        return Ended.failed(FailureReason.NOT_FOUND, f"{home} not seen after 10 BACK presses"), None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,15 +67,26 @@ class ArgsError(ValueError):
         self.problems = problems
 
 
+def _what(targets: tuple[str, ...], *values: object) -> str:
+    """The step's target(s), else the first value it was given: what a label names after the action."""
+    return " | ".join(targets) or next((str(v) for v in values if v not in (None, "")), "")
+
+
 @dataclass(frozen=True)
 class Tap:
     toggle: bool | None = None      # a switch to leave on (True) or off (False); None: a plain tap
     stay_in_app: bool = False       # the tap must not leave the module's app
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets)
+
 
 @dataclass(frozen=True)
 class LongPress:
     duration_ms: int = 800
+
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets)
 
 
 @dataclass(frozen=True)
@@ -85,11 +97,17 @@ class Swipe:
     distance: float = 0.5           # a fraction of the screen, for a direction
     duration_ms: int = 300
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets, self.direction)
+
 
 @dataclass(frozen=True)
 class InputText:
     text: str
     clear: bool = False
+
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return f"{_what(targets)} {self.text[:60]!r}".lstrip()
 
 
 @dataclass(frozen=True)
@@ -97,15 +115,22 @@ class PressKey:
     key: str | int
     times: int = 1
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets, self.key)
+
 
 @dataclass(frozen=True)
 class Wait:
     ms: int
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets)
+
 
 @dataclass(frozen=True)
 class GoHome:
-    pass
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets)
 
 
 @dataclass(frozen=True)
@@ -113,10 +138,16 @@ class LaunchApp:
     package: str | None = None      # a package name, or
     name: str | None = None         # an app's name, resolved on the phone (aliases, installed packages)
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets, self.package, self.name)
+
 
 @dataclass(frozen=True)
 class OpenUrl:
     url: str
+
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets, self.url)
 
     @property
     def scheme(self) -> str:
@@ -128,21 +159,31 @@ class OpenUrl:
 class Call:
     number: str
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets, self.number)
+
 
 @dataclass(frozen=True)
 class BackToHome:
-    pass
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets)
 
 
 @dataclass(frozen=True)
 class TakeOver:
     message: str
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets)
+
 
 @dataclass(frozen=True)
 class Finish:
     success: bool = True            # False: the plan gives up (the task FAILED, with ``message``)
     message: str = ""
+
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return _what(targets)
 
 
 Args = (Tap | LongPress | Swipe | InputText | PressKey | Wait | GoHome | LaunchApp | OpenUrl | Call | BackToHome
@@ -299,47 +340,64 @@ def _finish(r: ParamReader, description: str) -> Finish:
     return Finish(success=success, message=message)
 
 
+def _tap(r: ParamReader, target_ref: str | None, description: str) -> Tap:
+    toggle = r.params.get("toggle")
+    return Tap(toggle=None if toggle is None else r.flag("toggle"), stay_in_app=r.flag("stay_in_app"))
+
+
+def _long_press(r: ParamReader, target_ref: str | None, description: str) -> LongPress:
+    return LongPress(int(r.number("duration", "duration_ms", default=800, low=1, high=MAX_GESTURE_MS) or 800))
+
+
+def _input_text(r: ParamReader, target_ref: str | None, description: str) -> InputText:
+    return InputText(r.text("text", required=True) or "", clear=r.flag("clear"))
+
+
+def _wait(r: ParamReader, target_ref: str | None, description: str) -> Wait:
+    seconds = r.number("seconds", low=0, high=MAX_WAIT_MS, scale=1000) if "seconds" in r.params else None
+    ms = seconds if seconds is not None else r.number("ms", "duration", default=1000, low=0, high=MAX_WAIT_MS)
+    return Wait(int(ms or 0))
+
+
+def _open_url(r: ParamReader, target_ref: str | None, description: str) -> OpenUrl:
+    url = (r.text("url", required=True, limit=2000) or "").strip()
+    if url and any(c in url for c in "\n\r"):
+        r.problems.append("url must be one line")
+    return OpenUrl(url)
+
+
+def _call(r: ParamReader, target_ref: str | None, description: str) -> Call:
+    number = (r.text("number", "phone", required=True) or "").strip()
+    if number and not re.fullmatch(r"\+?[\d*#,; -]{1,32}", number):
+        r.problems.append(f"{_short(number)} is not a phone number")
+    return Call(number)
+
+
+def _take_over(r: ParamReader, target_ref: str | None, description: str) -> TakeOver:
+    return TakeOver(r.text("message", limit=2000) or description or "please act on the phone")
+
+
+# Each action's parser, by name: adding an action is one type above, one entry here, one case in
+# ``StepRunner._dispatch`` (mypy's assert_never there names a type without one), one test.
+PARSERS: dict[ActionName, Callable[[ParamReader, str | None, str], Args]] = {
+    ActionName.TAP: _tap, ActionName.LONG_PRESS: _long_press,
+    ActionName.SWIPE: lambda r, target_ref, description: _swipe(r),
+    ActionName.INPUT_TEXT: _input_text, ActionName.PRESS_KEY: lambda r, target_ref, description: _key(r),
+    ActionName.WAIT: _wait, ActionName.LAUNCH_APP: lambda r, target_ref, description: _launch(r, target_ref),
+    ActionName.OPEN_URL: _open_url, ActionName.CALL: _call, ActionName.TAKE_OVER: _take_over,
+    ActionName.FINISH: lambda r, target_ref, description: _finish(r, description),
+    ActionName.GO_HOME: lambda r, target_ref, description: GoHome(),
+    ActionName.BACK_TO_HOME: lambda r, target_ref, description: BackToHome(),
+}
+
+
 def parse_args(action: ActionName, params: dict[str, Any], target_ref: str | None, description: str = "") -> Args:
     """The typed arguments of one step; :class:`ArgsError` lists every problem."""
-    r = ParamReader(params)
-    args: Args
-    if action is ActionName.TAP:
-        toggle = r.params.get("toggle")
-        args = Tap(toggle=None if toggle is None else r.flag("toggle"), stay_in_app=r.flag("stay_in_app"))
-    elif action is ActionName.LONG_PRESS:
-        args = LongPress(int(r.number("duration", "duration_ms", default=800, low=1, high=MAX_GESTURE_MS) or 800))
-    elif action is ActionName.SWIPE:
-        args = _swipe(r)
-    elif action is ActionName.INPUT_TEXT:
-        args = InputText(r.text("text", required=True) or "", clear=r.flag("clear"))
-    elif action is ActionName.PRESS_KEY:
-        args = _key(r)
-    elif action is ActionName.WAIT:
-        seconds = r.number("seconds", low=0, high=MAX_WAIT_MS, scale=1000) if "seconds" in params else None
-        ms = seconds if seconds is not None else r.number("ms", "duration", default=1000, low=0, high=MAX_WAIT_MS)
-        args = Wait(int(ms or 0))
-    elif action is ActionName.LAUNCH_APP:
-        args = _launch(r, target_ref)
-    elif action is ActionName.OPEN_URL:
-        url = (r.text("url", required=True, limit=2000) or "").strip()
-        if url and any(c in url for c in "\n\r"):
-            r.problems.append("url must be one line")
-        args = OpenUrl(url)
-    elif action is ActionName.CALL:
-        number = (r.text("number", "phone", required=True) or "").strip()
-        if number and not re.fullmatch(r"\+?[\d*#,; -]{1,32}", number):
-            r.problems.append(f"{_short(number)} is not a phone number")
-        args = Call(number)
-    elif action is ActionName.TAKE_OVER:
-        args = TakeOver(r.text("message", limit=2000) or description or "please act on the phone")
-    elif action is ActionName.FINISH:
-        args = _finish(r, description)
-    elif action is ActionName.GO_HOME:
-        args = GoHome()
-    elif action is ActionName.BACK_TO_HOME:
-        args = BackToHome()
-    else:   # the flow kinds: remote.core.plan.flow.parse_any reads those
+    parser = PARSERS.get(action)
+    if parser is None:   # the flow kinds: remote.core.plan.flow.parse_any reads those
         raise ArgsError([f"{action.value} is not an action with params (see remote.core.plan.flow)"])
+    r = ParamReader(params)
+    args = parser(r, target_ref, description)
     if r.problems:
         raise ArgsError([f"{action.value} {p}" for p in r.problems])
     return args

@@ -87,17 +87,26 @@ class Assert:
     visible: bool                  # assert_visible (True) or assert_not_visible
     timeout_ms: int = ASSERT_TIMEOUT_MS
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return " | ".join(targets)
+
 
 @dataclass(frozen=True)
 class WaitUntil:
     visible: bool
     timeout_ms: int = WAIT_TIMEOUT_MS
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return f"{'visible' if self.visible else 'not_visible'} {' | '.join(targets)} ({self.timeout_ms} ms)"
+
 
 @dataclass(frozen=True)
 class ScrollUntil:
     direction: str = "down"        # where the list goes: down shows what is below (the finger moves up)
     max_swipes: int = DEFAULT_SWIPES
+
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return f"{' | '.join(targets)} ({self.direction}, max {self.max_swipes} swipes)"
 
 
 @dataclass(frozen=True)
@@ -108,12 +117,21 @@ class Extract:
     pattern: str | None = None
     region: tuple[float, float, float, float] | None = None   # pixels, or 0-1000 of the screen
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        what = " | ".join(targets)
+        source = {"from": what, "region": f"[{', '.join(f'{v:g}' for v in self.region or ())}]", "focused": ""}
+        words = [w for w in ("" if self.source == "from" else self.source, source.get(self.source, what)) if w]
+        return f"{' '.join(words)} as {self.name}"
+
 
 @dataclass(frozen=True)
 class RunTask:
     task: str | None = None        # a template's name; None: the step's own steps (an inline block)
     module: str | None = None      # None: the module of the task that runs it
     slots: tuple[tuple[str, str], ...] = ()
+
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return f"{self.module + '.' if self.module else ''}{self.task}" if self.task else "a block of steps"
 
 
 @dataclass(frozen=True)
@@ -123,10 +141,19 @@ class Repeat:
     while_visible: tuple[str, ...] = ()    # targets: any of them on the screen
     until_visible: tuple[str, ...] = ()
 
+    def describe(self, targets: tuple[str, ...]) -> str:
+        if self.times is not None:
+            return f"{self.times} times"
+        kind = "while_visible" if self.while_visible else "until_visible"
+        return f"{kind} {' | '.join(self.while_visible or self.until_visible)} (max {self.max})"
+
 
 @dataclass(frozen=True)
 class Retry:
     times: int = DEFAULT_ATTEMPTS  # tries of the whole block, the first included
+
+    def describe(self, targets: tuple[str, ...]) -> str:
+        return f"up to {self.times} tries"
 
 
 FlowArgs = Assert | WaitUntil | ScrollUntil | Extract | RunTask | Repeat | Retry
@@ -331,26 +358,3 @@ def parse_when(value: Any) -> When | None:
     if problems:
         raise ArgsError(problems)
     return When(tuple(conditions))
-
-
-def describe(args: FlowArgs, targets: tuple[str, ...]) -> str:
-    """A flow step in a few words: ``until_visible text:到底了 (max 5)``, ``open_page``, ``as last_message``."""
-    what = " | ".join(targets)
-    if isinstance(args, WaitUntil):
-        return f"{'visible' if args.visible else 'not_visible'} {what} ({args.timeout_ms} ms)"
-    if isinstance(args, ScrollUntil):
-        return f"{what} ({args.direction}, max {args.max_swipes} swipes)"
-    if isinstance(args, Extract):
-        source = {"from": what, "region": f"[{', '.join(f'{v:g}' for v in args.region or ())}]", "focused": ""}
-        words = [w for w in ("" if args.source == "from" else args.source, source.get(args.source, what)) if w]
-        return f"{' '.join(words)} as {args.name}"
-    if isinstance(args, RunTask):
-        return (f"{args.module + '.' if args.module else ''}{args.task}" if args.task else "a block of steps")
-    if isinstance(args, Repeat):
-        if args.times is not None:
-            return f"{args.times} times"
-        kind = "while_visible" if args.while_visible else "until_visible"
-        return f"{kind} {' | '.join(args.while_visible or args.until_visible)} (max {args.max})"
-    if isinstance(args, Retry):
-        return f"up to {args.times} tries"
-    return what

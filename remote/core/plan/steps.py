@@ -13,7 +13,7 @@ from typing import Any
 
 from remote.core.plan.actions import ActionName
 from remote.core.plan.checks import FailureScreen, SuccessCheck
-from remote.core.plan.flow import TARGET_KEYS, FlowArgs, StepArgs, When, describe, parse_any
+from remote.core.plan.flow import TARGET_KEYS, FlowArgs, StepArgs, When, parse_any
 
 
 class TargetType(enum.StrEnum):
@@ -80,13 +80,7 @@ class StepPlan:
     @property
     def label(self) -> str:
         """``tap desc:搜索``, ``input_text '张三'``, ``launch_app com.tencent.mm``: the step in a few words."""
-        if isinstance(self.args, FlowArgs):
-            return f"{self.action.value} {describe(self.args, self.targets)}".strip()
-        what = " | ".join(self.targets) or next((str(self.params[k]) for k in ("package", "app", "url", "key",
-                                                                                "direction", "number")
-                                                 if k in self.params), "")
-        text = f" {str(self.params['text'])[:60]!r}" if "text" in self.params else ""
-        return f"{self.action.value}{' ' + what if what else ''}{text}"
+        return f"{self.action.value} {self.args.describe(self.targets)}".strip()
 
     @property
     def targets(self) -> tuple[str, ...]:
