@@ -121,13 +121,17 @@ def pay_module(workdir, monkeypatch):
         "  - name: tap_given\n    patterns: ['戳一下']\n    env: {who: null}\n    steps:\n"
         "      - {action: launch_app, params: {package: com.tencent.mm}}\n"
         "      - {action: tap, target_ref: 'text:{who}'}\n"
+        "    success_check: {app: com.tencent.mm}\n"
+        "  - name: tap_in_block\n    patterns: ['块里点一下{who}']\n    steps:\n"
+        "      - {action: launch_app, params: {package: com.tencent.mm}}\n"
+        "      - run: {steps: [{action: tap, target_ref: 'text:{who}'}]}\n"
         "    success_check: {app: com.tencent.mm}\n", encoding="utf-8")
     monkeypatch.setenv("REMOTE_MODULES", str(workdir / "mods"))
     return mod
 
 
 @pytest.mark.parametrize("sentence, extra", [("点一下轉賬", ()), ("点一下ＰＡＹ", ()), ("戳一下", ("-e", "who=转账")),
-                                             ("戳一下", ("-e", "who=删除聊天记录"))])
+                                             ("戳一下", ("-e", "who=删除聊天记录")), ("块里点一下转账", ())])
 def test_a_pay_word_from_the_sentence_or_a_value_asks_before_the_tap(pay_module, workdir, capsys, sentence, extra):
     assert run_sim(sentence, *extra) == 130
     out = capsys.readouterr().out

@@ -21,20 +21,20 @@ from pathlib import Path
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
-from remote.apps.near import did_you_mean
 from remote.core.device.protocol import Device
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.plan.actions import Finish, Wait
+from remote.core.plan.checks import SuccessCheck
 from remote.core.plan.schema import PlanError
-from remote.core.plan.sensitivity import mark
 from remote.core.record.recorder import RunRecorder
 from remote.core.records import (
     FailureReason,
     FinalCheckResult,
     LocateStrategy,
     ModelUsage,
+    StepPlan,
     StepResult,
     StepStatus,
     TaskPlan,
@@ -47,7 +47,6 @@ from remote.errors import (
     DeviceError,
     LocateError,
     ModelError,
-    ModelNotConfigured,
     ModelUnreachable,
     RemoteError,
     TaskError,
@@ -60,9 +59,10 @@ from remote.runner.final_check import FinalChecker
 from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
+from remote.runner.planning import Planning
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
 from remote.runner.run_record import RunRecord
-from remote.runner.scope import Scope, walk
+from remote.runner.scope import Scope
 from remote.runner.step_runner import StepRunner
 from remote.runner.stop_signals import StopSignals
 from remote.runner.tools import AppMissing, Apps, Capture, StepTools
@@ -106,6 +106,43 @@ ERROR_REASONS: tuple[tuple[type[BaseException], FailureReason], ...] = (
     (RemoteError, FailureReason.INVALID_PLAN))
 
 
+@dataclass(frozen=True)
+class Queued:
+    """A step waiting in the loop; ``learned``: its number in the learned task it comes from (its replay is
+    counted, healed and written back by that number), None for any other step."""
+
+    step: StepPlan
+    learned: int | None = None
+
+
+@dataclass
+class _Loop:
+    """What the step loop carries from one step to the next."""
+
+    queue: deque[Queued]
+    check: SuccessCheck
+    criteria: str
+    screen: Screen | None = None
+    replans: int = 0
+    executed: list[StepResult] = field(default_factory=list)
+    changed_by: int = 0          # --dry-run: the first step after which the screen is unknown
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The run the loop serves: what it does, with what, and where it is recorded."""
+
+    task: str
+    module: AppModule
+    plan: TaskPlan
+    steps: StepRunner
+    models: Models
+    result: TaskResult
+    recorder: RunRecorder | None
+    checker: FinalChecker
+    flow: Flow
+
+
 class TaskRunner:
     """``build_runner(adb, llm=LLMConfig.from_env()).run("给张三发微信消息说你好") -> TaskResult``."""
 
@@ -121,6 +158,7 @@ class TaskRunner:
         self.device_state = device_state
         self.clock = clock or Clock(limits.max_seconds)
         self.signals = StopSignals(self.clock)
+        self.planning = Planning(registry, models, self.listener)
         self.record = self._record_of(None, {})   # the record of the run in progress (runner/run_record.py)
 
     # ------------------------------------------------------------------ public
@@ -167,17 +205,7 @@ class TaskRunner:
     def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
              recorder: RunRecorder | None, given: TaskPlan | None = None) -> None:
         wake(self.device, self.listener.on_note)   # a sleeping or locked phone first (ScreenLocked: a PIN is set)
-        name = given.module if given is not None else self.options.module
-        module, score = (self.registry.get(name), 1.0) if name else self.registry.route(task)
-        for name, problems in self.registry.broken.items():
-            self.listener.on_note(f"module {name} skipped: {problems[0]}")
-        for problem in self.registry.load_warnings:
-            self.listener.on_note(str(problem))
-        learned = None if self.options.dry_run or given else self.learner.match(task, self.registry, module)
-        if learned is not None and (not self.options.module or learned[0].name == self.options.module):
-            module = learned[0]
-        else:
-            learned = None
+        module, score, learned = self._route(task, given)
         result.module, meta["route_score"] = module.name, score
         # The routed module's images first; the others' too, since a model plan may cross apps.
         assets = AssetsManager(self.options.assets_dir,
@@ -192,7 +220,7 @@ class TaskRunner:
                 if template is None or models.agent_always:
                     return self._drive(task, template, models, steps, FinalChecker(tools), result, recorder)
             plan = given or (self.learner.plan(*learned) if learned is not None
-                             else self._plan(task, module, models, steps))
+                             else self.planning.plan(task, module, models, steps.capture))
             result.plan = plan
             self.listener.on_plan(plan)
             self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
@@ -203,6 +231,20 @@ class TaskRunner:
                                                   "seconds": round(self.clock.elapsed(), 2)})
             if learning:
                 meta["learning"] = result.learning = learning
+
+    def _route(self, task: str, given: TaskPlan | None) -> tuple[AppModule, float, Any]:
+        """The module that does the task (given, named by --module, or routed by the sentence), its score, and
+        the learned task that replays it (None when none fits, in a dry run, or for a given plan)."""
+        name = given.module if given is not None else self.options.module
+        module, score = (self.registry.get(name), 1.0) if name else self.registry.route(task)
+        for name, problems in self.registry.broken.items():
+            self.listener.on_note(f"module {name} skipped: {problems[0]}")
+        for problem in self.registry.load_warnings:
+            self.listener.on_note(str(problem))
+        learned = None if self.options.dry_run or given else self.learner.match(task, self.registry, module)
+        if learned is None or (self.options.module and learned[0].name != self.options.module):
+            return module, score, None
+        return learned[0], score, learned
 
     def _tools(self, module: AppModule, models: Models, assets: AssetsManager) -> StepTools:
         locator = HybridLocator(self.device, assets=assets, vision=models.vision, strategy=self.options.strategy,
@@ -217,110 +259,94 @@ class TaskRunner:
                          dry_run=self.options.dry_run, yes=self.options.yes, module_package=module.package,
                          home_refs=module.home_refs, sensitive_words=module.sensitive)
 
-    def _plan(self, task: str, module: AppModule, models: Models, steps: StepRunner) -> TaskPlan:
-        plan = self.registry.handler(module).plan(task)
-        if plan is not None:
-            return plan
-        near = did_you_mean(self.registry.near_misses(task))
-        if models.planner is None:
-            missing = self.models.why_not()
-            if missing is not None:
-                raise ModelNotConfigured(f"no task template of module {module.name!r} fits {task!r}"
-                                         + (f"; {near}" if near else ".") + f" No model can plan it: {missing.message}",
-                                         hint=f"{missing.hint}; or see `python -m remote modules` for the templates")
-            raise ConfigError((models.no_planner or "planning needs a model but --strategy opencv_only forbids "
-                               "model calls") + (f"; {near}" if near else ""))
-        if near:   # the model plans it; the person still hears which template was meant, nothing is routed to it
-            self.listener.on_note(f"no template fits; {near}")
-        screen = steps.capture()
-        plan = models.planner.plan(task, screen.pil, history=None, module=module, hierarchy=self._text_tree(screen))
-        plan.module = module.name
-        return self._marked(plan, module)
-
-    @staticmethod
-    def _marked(plan: TaskPlan, module: AppModule) -> TaskPlan:
-        """A model's steps get the sensitivity rules: a model cannot opt a payment out of confirmation (nor hide
-        one in a block: a repeat's or retry's steps are marked too)."""
-        for step in walk(plan.steps):
-            mark(step, module.sensitive)
-        return plan
-
-    def _text_tree(self, screen: Screen) -> str | None:
-        """A text-only model plans from the UI tree's texts; a vision model gets the screenshot instead."""
-        if self.models.supports_vision and not screen.secure:
-            return None
-        return screen.xml
-
     # ------------------------------------------------------------------ the loop
     def _execute(self, task: str, module: AppModule, plan: TaskPlan, steps: StepRunner, models: Models,
                  result: TaskResult, recorder: RunRecorder | None, checker: FinalChecker) -> None:
-        queue = deque(plan.steps)
-        screen: Screen | None = None
-        replans = 0
-        executed: list[StepResult] = []
-        check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
-        changed_by = 0   # --dry-run: the first step after which the screen is unknown
-        flow = self._flow(plan, module, steps, checker, result, recorder)
-        index = {id(s): s.step for s in plan.steps} if plan.source == "learned" else {}
-        result.steps_planned = len(queue)
-        while queue:
-            self._check_limits(len(result.step_results))
-            step_plan = queue.popleft()
-            step = replace(step_plan, step=len(result.step_results) + 1)
-            result.steps_planned = len(result.step_results) + len(queue) + 1
-            self.listener.on_step_start(step, result.steps_planned)
-            if changed_by:
-                sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
-                                notes=[f"not checked (needs the screen after step {changed_by})"])
-            else:
-                steps.upcoming = queue[0] if queue else None
-                sr, screen = (flow.run if flow.handles(step) else steps.run)(step, screen, result.model_usage)
-                if self.options.dry_run and not isinstance(step.args, Wait | Finish):
-                    changed_by = step.step
-            result.step_results.append(sr)
-            self._record(sr, recorder, result)
-            learned_index = index.get(id(step_plan))
-            if learned_index is not None:
-                self.learner.after_step(learned_index, step_plan, sr, steps.tools.locator)
+        """The step loop: run the next step; after a failed one, recover (heal, failure screen, the phone agent,
+        a new plan) or stop; at the end, the final check on the finished screen."""
+        run = _Run(task, module, plan, steps, models, result, recorder, checker,
+                   self._flow(plan, module, steps, checker, result, recorder))
+        loop = _Loop(deque(Queued(s, s.step if plan.source == "learned" else None) for s in plan.steps),
+                     plan.success_check, plan.success_criteria)
+        result.steps_planned = len(loop.queue)
+        while loop.queue:
+            queued, sr = self._next_step(run, loop)
+            if queued.learned is not None:
+                self.learner.after_step(queued.learned, queued.step, sr, steps.tools.locator)
             if sr.status is not StepStatus.FAILED or self.options.dry_run:
-                executed.append(sr)
+                loop.executed.append(sr)
                 continue
-            current = steps.capture()
-            healed = None if learned_index is None else \
-                self.learner.heal(learned_index, step_plan, sr, current, models.vision, steps.tools.locator)
-            if healed is not None and learned_index is not None:
-                index[id(healed)] = learned_index
-                queue.appendleft(healed)
-                screen = current
-                continue
-            if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(checker, failures, current, result):
+            if not self._recover(run, loop, queued, sr):
                 return
-            if models.agent is not None and not sr.abort:   # the phone agent takes over where the plan failed
-                return self._drive(task, None, models, steps, checker, result, recorder)
-            if sr.abort or models.planner is None or replans >= self.limits.max_replans:
-                stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
-                learned = " (a learned task; with a model configured it is healed or handed over to the planner)" \
-                    if learned_index is not None and models.planner is None and not sr.abort else ""
-                self._end(result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED,
-                          sr.failure or FailureReason.INTERNAL,
-                          f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}{learned}")
-                return
-            replans += 1
-            self.learner.handed_over()
-            new_plan = self._marked(models.planner.replan(task, current.pil, sr.step, sr.error_message, executed,
-                                                          module=module, hierarchy=self._text_tree(current)), module)
-            plan.analysis.setdefault("replans", []).append(
-                {"after_step": sr.step.step, "reason": sr.error_message, "analysis": new_plan.analysis,
-                 "steps": [s.to_dict() for s in new_plan.steps],
-                 "success_check": new_plan.success_check.to_dict()})
-            if plan.source != "template" and (new_plan.success_check or new_plan.success_criteria):
-                check, criteria = new_plan.success_check, new_plan.success_criteria
-            queue, screen = deque(new_plan.steps), current
-            result.steps_planned = len(result.step_results) + len(queue)
-            self.listener.on_note(f"replanned after step {sr.step.step} failed: {len(queue)} new step(s), "
-                                  f"{result.steps_planned} in all")
-        self._finish(plan, flow.scope.check(plan, check), criteria, failures, steps, checker, result, screen)
-        flow.answer(result, plan)
+        self._finish(plan, run.flow.scope.check(plan, loop.check), loop.criteria, plan.failures, steps, checker,
+                     result, loop.screen)
+        run.flow.answer(result, plan)
+
+    def _next_step(self, run: _Run, loop: _Loop) -> tuple[Queued, StepResult]:
+        """Run the queue's next step (through the flow runner when it looks, waits, branches or reads), record it."""
+        result = run.result
+        self._check_limits(len(result.step_results))
+        queued = loop.queue.popleft()
+        step = replace(queued.step, step=len(result.step_results) + 1)
+        result.steps_planned = len(result.step_results) + len(loop.queue) + 1
+        self.listener.on_step_start(step, result.steps_planned)
+        if loop.changed_by:   # --dry-run: the screen after an earlier step is unknown
+            sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
+                            notes=[f"not checked (needs the screen after step {loop.changed_by})"])
+        else:
+            run.steps.upcoming = loop.queue[0].step if loop.queue else None
+            sr, loop.screen = (run.flow.run if run.flow.handles(step) else run.steps.run)(step, loop.screen,
+                                                                                       result.model_usage)
+            if self.options.dry_run and not isinstance(step.args, Wait | Finish):
+                loop.changed_by = step.step
+        result.step_results.append(sr)
+        self._record(sr, run.recorder, result)
+        return queued, sr
+
+    def _recover(self, run: _Run, loop: _Loop, queued: Queued, sr: StepResult) -> bool:
+        """After a failed step, in order: a learned step healed (it runs next), a failure screen the module knows,
+        the phone agent, the end of the run, or a new plan. True: the loop goes on."""
+        current = run.steps.capture()
+        healed = None if queued.learned is None else self.learner.heal(
+            queued.learned, queued.step, sr, current, run.models.vision, run.steps.tools.locator)
+        if healed is not None:
+            loop.queue.appendleft(Queued(healed, queued.learned))
+            loop.screen = current
+            return True
+        if sr.failure in FAILURE_SCREEN_AFTER and self._failure_screen(run.checker, run.plan.failures, current,
+                                                                        run.result):
+            return False
+        if run.models.agent is not None and not sr.abort:   # the phone agent takes over where the plan failed
+            self._drive(run.task, None, run.models, run.steps, run.checker, run.result, run.recorder)
+            return False
+        if sr.abort or run.models.planner is None or loop.replans >= self.limits.max_replans:
+            self._stopped_at(run, sr, learned=queued.learned is not None)
+            return False
+        self._replan(run, loop, sr, current)
+        return True
+
+    def _stopped_at(self, run: _Run, sr: StepResult, *, learned: bool) -> None:
+        stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
+        hint = " (a learned task; with a model configured it is healed or handed over to the planner)" \
+            if learned and run.models.planner is None and not sr.abort else ""
+        self._end(run.result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED, sr.failure or FailureReason.INTERNAL,
+                  f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}{hint}")
+
+    def _replan(self, run: _Run, loop: _Loop, sr: StepResult, current: Screen) -> None:
+        """A new plan from the model for the rest of the task, from the screen now; its steps replace the queue
+        (and a model plan's final check, the old one)."""
+        loop.replans += 1
+        self.learner.handed_over()
+        new_plan = self.planning.replan(run.task, run.module, run.models, sr, current, loop.executed)
+        run.plan.analysis.setdefault("replans", []).append(
+            {"after_step": sr.step.step, "reason": sr.error_message, "analysis": new_plan.analysis,
+             "steps": [s.to_dict() for s in new_plan.steps], "success_check": new_plan.success_check.to_dict()})
+        if run.plan.source != "template" and (new_plan.success_check or new_plan.success_criteria):
+            loop.check, loop.criteria = new_plan.success_check, new_plan.success_criteria
+        loop.queue, loop.screen = deque(Queued(s) for s in new_plan.steps), current
+        run.result.steps_planned = len(run.result.step_results) + len(loop.queue)
+        self.listener.on_note(f"replanned after step {sr.step.step} failed: {len(loop.queue)} new step(s), "
+                              f"{run.result.steps_planned} in all")
 
     def _flow(self, plan: TaskPlan, module: AppModule, steps: StepRunner, checker: FinalChecker, result: TaskResult,
               recorder: RunRecorder | None) -> Flow:
