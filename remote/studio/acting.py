@@ -28,7 +28,7 @@ from remote.apps import ModuleRegistry
 from remote.apps.learned import LearnedStore
 from remote.apps.tasks_file import save_crop
 from remote.config import LLMConfig
-from remote.core.records import StepResult, TaskPlan, TaskResult
+from remote.core.records import StepResult, StepStatus, TaskPlan, TaskResult, TaskStatus
 from remote.errors import ConfigError, TaskError
 from remote.runner import Limits, RunOptions, build_runner
 from remote.runner.learner import Learner
@@ -96,7 +96,7 @@ class Acts:
         finally:
             self.source.acted()
             self._busy.release()
-        return outcome(result)
+        return outcome(result, part=not plan.success_check and not plan.check_template)
 
     def direct(self, doing: Callable[[Any], None]) -> None:
         """A key or a swipe of the phone panel, straight to the phone (the gated one beyond loopback), one act at a
@@ -119,10 +119,19 @@ class Acts:
                 save_crop(image, images / f"{name}.png", list(size))
 
 
-def outcome(result: TaskResult) -> dict[str, Any]:
-    """A run's result for the page: status, each step (tier, box, tap point, verdict), the record."""
+def outcome(result: TaskResult, *, part: bool = False) -> dict[str, Any]:
+    """A run's result for the page: status, each step (tier, box, tap point, verdict), the record. A ``part`` of
+    a template (a step, steps up to one before the end: no final check to decide) is judged by its steps: done
+    when every step succeeded, whatever the runner says of a task without a final check."""
     final = result.final_check
-    return {"status": result.status.value, "exit_code": int(result.exit_code), "error": result.error_message,
+    status = result.status.value
+    if part:
+        done = bool(result.step_results) and all(sr.status in (StepStatus.SUCCESS, StepStatus.SKIPPED)
+                                                        for sr in result.step_results)
+        status = TaskStatus.SUCCESS.value if done else status if status != TaskStatus.SUCCESS.value else \
+            TaskStatus.FAILED.value
+        final = None
+    return {"status": status, "part": part, "exit_code": int(result.exit_code), "error": result.error_message,
             "steps": [step_outcome(sr) for sr in result.step_results],
             "final_check": final.to_dict() if final is not None else None, "record": result.record_dir,
             "seconds": round(result.total_time, 2), "model_calls": result.model_usage.calls}
