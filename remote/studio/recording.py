@@ -126,8 +126,10 @@ class Recorder:
         screen = self.source.screen(fresh=True)
         found = anchors_of(screen, (-1, -1), avoid=set(self.draft.examples.values()), elsewhere=self.first_labels,
                            limit=3)
-        choices = [{"kind": "check", "label": f"the screen shows {ref}", "success_check": {"target": ref},
-                    "chosen": i == 0} for i, ref in enumerate(found)]
+        found = sorted(found, key=lambda ref: not ref.startswith("text:"))   # a title reads better than a button
+        choices: list[dict[str, Any]] = [{"kind": "check", "label": f"the screen shows {ref}",
+                                          "success_check": {"target": ref}, "chosen": i == 0}
+                                         for i, ref in enumerate(found)]
         app = self.source.front() or self.draft.module.package
         if app and app not in SYSTEM_PACKAGES:
             choices.append({"kind": "app", "label": f"{app} is in front", "success_check": {"app": app},

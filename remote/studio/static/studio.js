@@ -360,6 +360,7 @@ function wire() {
     showTemplate(t); $("module-form").close(); say("created " + t.created);
   });
   $("search").oninput = () => showTree();
+  $("refresh").onclick = () => guarded(() => loadElements());
   $("export").ontoggle = () => { if ($("export").open) guarded(async () => {
     const x = await api("/api/template/export"); $("export-yaml").textContent = x.yaml; $("export-python").textContent = x.python; }); };
   window.addEventListener("resize", () => draw(null));
