@@ -367,3 +367,14 @@ def test_beyond_loopback_a_token_is_needed_and_only_allowed_apps_are_acted_in(ri
                         headers={"Cookie": cookie}).json()
         assert out["status"] == "failed" and "not in this session's allowed apps" in out["steps"][0]["error"]
         assert rig.phone.snapshot()["foreground"]["screen"] == "chats"       # nothing was tapped
+
+
+def test_a_step_that_finds_its_screen_already_there_says_so_not_no_visible_change(rig: Rig) -> None:
+    rig.start_app("com.android.settings")
+    rig.post("/api/act", {"step": {"action": "tap", "target_ref": "text:显示"}})       # Settings left on 显示
+    rig.post("/api/template", {"module": "studiotest", "new": True, "success_check": {"target": "text:深色主题"}})
+    rig.post("/api/template/steps", {"step": {"action": "tap", "target_ref": "text:显示"}})   # the page's title now
+    out = rig.post("/api/template/run", {"from": 1})
+    assert out["status"] == "failed" and out["steps"][0]["failure"] == "no_change"
+    assert "already in the state step 1 leads to: it shows text:深色主题, which the final check looks for" \
+        in out["error"], out["error"]

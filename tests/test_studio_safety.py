@@ -5,6 +5,12 @@ as text in chromium (an ``<img onerror>`` in a not-found reason runs nothing).""
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +18,19 @@ import pytest
 
 from remote.mcp.bodies import BadJson, depth_of, load_json
 from remote.studio.runs import RunView
+from tests.test_mcp_http import TOKEN, free_port, wait_for_port
 from tests.test_studio import CHROMIUM, Rig, rig  # noqa: F401 - the module's phone and studio
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
+# a script posting a sensitive step (删除 spelt as JS escapes, so the not-found tap itself is not a sensitive one)
 HOSTILE = '<img src=x onerror="window.pwned=1;fetch(\'/api/act\',{method:\'POST\',headers:{\'Content-Type\':' \
-          '\'application/json\'},body:JSON.stringify({step:{action:\'tap\',target_ref:\'text:删除聊天记录\'},confirm:true})})">'
+          '\'application/json\'},body:JSON.stringify({step:{action:\'tap\',target_ref:\'text:\\u5220\\u9664聊天记录\'},' \
+          'confirm:true})})">'
 
 
 def test_load_json_refuses_depth_and_non_finite_numbers_and_keeps_strings_with_brackets() -> None:
     assert depth_of(b'{"a": "[[[[[[", "b": [[1]]}') == 3
-    assert load_json(b'{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}') == {"a": "[" * 42}
+    assert load_json(json.dumps({"a": "[" * 42 + '\\"{'}).encode()) == {"a": "[" * 42 + '\\"{'}
     with pytest.raises(BadJson, match="deeper than 32"):
         load_json(DEEP)
     for constant in (b"NaN", b"Infinity", b"-Infinity"):
@@ -47,7 +56,8 @@ def test_every_answer_carries_a_csp_that_forbids_inline_scripts(rig: Rig) -> Non
     refused = rig.http.get("/api/info", headers={"Host": "evil.example:80"})
     assert refused.status_code == 421 and "script-src 'self'" in refused.headers["content-security-policy"]
     page = rig.http.get("/").text
-    assert "<script>" not in page and " on" not in page.split("<body>")[1].replace(" one", "")   # no inline code
+    assert re.search(r"<script(?![^>]*\bsrc=)", page) is None                  # no inline script
+    assert re.search(r"\son[a-z]+\s*=", page) is None                          # no inline handler
 
 
 class Terminal:
@@ -81,7 +91,7 @@ def test_a_sensitive_step_is_asked_on_the_terminal_and_a_page_confirm_is_no_yes(
     try:
         settings.person = Terminal(False)               # the person says no on the terminal: the step fails
         out = rig.post("/api/act", {"step": step, "confirm": True})
-        assert out["status"] == "failed" and settings.person.asked and "删除聊天记录" in settings.person.asked[0]
+        assert out["status"] in ("failed", "aborted") and "删除聊天记录" in settings.person.asked[0]
         assert out["steps"][0]["failure"] == "not_confirmed"
         assert rig.phone.snapshot()["foreground"]["screen"] == "chat:张三"
     finally:
@@ -89,11 +99,6 @@ def test_a_sensitive_step_is_asked_on_the_terminal_and_a_page_confirm_is_no_yes(
 
 
 def test_mcp_over_http_refuses_nan_in_a_tool_call_as_a_parse_error(tmp_path: Path) -> None:
-    import urllib.error
-    import urllib.request
-
-    from tests.test_mcp_http import TOKEN, mcp_http
-
     def post(body: bytes, port: int) -> tuple[int, dict[str, Any]]:
         req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST", headers={
             "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
@@ -104,13 +109,23 @@ def test_mcp_over_http_refuses_nan_in_a_tool_call_as_a_parse_error(tmp_path: Pat
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read())
 
-    with mcp_http(tmp_path) as (_host, port):
+    port = free_port()
+    env = {"ADBUTILS_ADB_PATH": "/bin/true", "PATH": "/usr/bin:/bin", "REMOTE_MCP_TOKEN": TOKEN,
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}    # this checkout's remote, as the other tests run it
+    proc = subprocess.Popen([sys.executable, "-m", "remote", "mcp", "--device", "sim", "--http", f"127.0.0.1:{port}",
+                             "--runs-dir", str(tmp_path / "runs"), "--work-dir", str(tmp_path / "work")],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(port, proc)
         call = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "tap", "arguments": ' \
                b'{"x": NaN, "y": 5}}}'
         status, data = post(call, port)
         assert status == 400 and data["error"]["code"] == -32700 and "not a JSON number" in data["error"]["message"]
         status, data = post(DEEP, port)
         assert status == 400 and data["error"]["code"] == -32700
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.mark.slow
@@ -120,8 +135,8 @@ def test_a_hostile_not_found_reason_renders_as_text_in_chromium_and_runs_nothing
     sync_api = pytest.importorskip("playwright.sync_api", reason="the dev dependency playwright is not installed")
     rig.start_app("com.tencent.mm")
     record = rig.post("/api/act", {"step": {"action": "tap", "target_ref": "text:" + HOSTILE}})
-    assert record["status"] == "failed" and HOSTILE in json.dumps(record["steps"][0]["error"], ensure_ascii=False) \
-        or HOSTILE in (Path(record["record"]) / "run.json").read_text(encoding="utf-8")
+    assert record["status"] == "failed" and "<img src=x onerror=" in record["steps"][0]["error"], record
+    assert "<img src=x onerror=" in (Path(record["record"]) / "run.json").read_text(encoding="utf-8")
     rig.studio.run = RunView(Path(record["record"]), rig.studio.registry)
     commands = len(rig.phone.snapshot()["commands"])
     try:

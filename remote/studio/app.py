@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from remote.apps import AppModule, ModuleRegistry
 from remote.core.locate.hybrid_locator import HybridLocator
+from remote.core.records import FailureReason
 from remote.errors import BadInput, LocateError
 from remote.runner.offline import module_locator
 from remote.studio import panel
@@ -189,8 +190,38 @@ def template_run(studio: Studio, request: Request, body: dict[str, Any]) -> dict
     first = whole(body.get("from", 1), "from")
     last = whole(body["to"], "to") if body.get("to") is not None else None
     plan = studio.draft.plan(first, last)
-    return studio.acts.run(plan, f"studio: {studio.draft.name} steps {first}-{last or len(studio.draft.steps)}",
-                           crops=studio.draft.crops)
+    out = studio.acts.run(plan, f"studio: {studio.draft.name} steps {first}-{last or len(studio.draft.steps)}",
+                          crops=studio.draft.crops)
+    return already_there(studio, out, first)
+
+
+def already_there(studio: Studio, out: dict[str, Any], first: int) -> dict[str, Any]:
+    """A step that changed nothing, where the screen already shows what the template looks for next (the next
+    step's target, or the final check's): said so, as the cause, instead of the runner's bare "no visible change"
+    (the phone was already in the state the step leads to, e.g. an app resumed on the page a tap would open)."""
+    for step in out["steps"]:
+        if step.get("failure") != FailureReason.NO_CHANGE.value:
+            continue
+        n = first - 1 + int(step["step"])
+        later = studio.draft.steps[n:n + 1]
+        wanted = [t for s in later for t in _targets(s)] + _targets(studio.draft.success_check)
+        screen = studio.source.screen(fresh=True)
+        seen = next((t for t in wanted if studio.locator().locate(t, screen).success), None)
+        if seen is not None:
+            said = (f"the screen was already in the state step {n} leads to: it shows {seen}, which "
+                    f"{'step ' + str(n + 1) if seen in _targets(later[0] if later else {}) else 'the final check'} "
+                    "looks for; nothing was left for this step to change (start from the app's home: launch this app)")
+            step["notes"] = [*step.get("notes", []), said]
+            out["error"] = f"step {n}: {said}"
+    return out
+
+
+def _targets(value: Any) -> list[str]:
+    """The target_refs a step or a success_check names (its target_ref / target, as one or a list)."""
+    if not isinstance(value, dict):
+        return []
+    found = value.get("target_ref") or value.get("target") or []
+    return [t for t in ([found] if isinstance(found, str) else found) if isinstance(t, str)]
 
 
 def save(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, Any]:
