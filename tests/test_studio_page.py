@@ -10,6 +10,8 @@ module's ``tasks: []``. The screenshots of docs/studio.md are taken here, at 128
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +21,7 @@ import pytest
 
 from remote import cli
 from remote.sim import serve
+from remote.studio.runs import RunView
 from tests.test_studio import CHROMIUM, Rig, rig  # noqa: F401 - the module's phone and studio
 
 pytestmark = pytest.mark.slow
@@ -229,7 +232,32 @@ def test_a_new_module_from_the_page_saves_into_its_empty_tasks_list(page: Any, r
     wait_text(page, "#export-yaml", "打开我的设置")
     page.click("#export summary")
     wait_text(page, "#export-python", "build_runner")
+    script = rig.modules / "open_my_settings.py"                  # the export runs the same steps from a script
+    script.write_text(page.inner_text("#export-python"), encoding="utf-8")
+    rig.phone.force_stop("com.android.settings")
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    assert ran.returncode == 0 and ran.stdout.startswith("success"), ran.stdout + ran.stderr[-2000:]
+    assert rig.phone.snapshot()["foreground"]["package"] == "com.android.settings"
     page.click("#save")
     wait_text(page, "#status", "saved into")
     assert "name: open_my_settings" in tasks.read_text(encoding="utf-8")
     assert cli.main(["modules", "check"]) == 0
+
+
+def test_a_run_record_is_headed_as_one_with_its_screens_and_no_build_buttons(page: Any, rig: Rig) -> None:  # noqa: F811
+    rig.start_app("com.tencent.mm")
+    record = rig.post("/api/act", {"step": {"action": "tap", "target_ref": "text:王五"}})["record"]
+    rig.studio.run = RunView(Path(record), rig.studio.registry)
+    try:
+        open_studio(page, rig)
+        page.wait_for_selector("#run-steps li")
+        title = page.inner_text("#run-title")
+        assert title.startswith("Run record: ") and "王五" in title and title.endswith("SUCCESS"), title
+        assert not page.is_visible("#template") and not page.is_visible("#record") and not page.is_visible("#actions")
+        page.click("#run-steps li >> nth=0")
+        page.wait_for_selector("#run-shots img")
+        page.click("#redecide")
+        wait_text(page, "#decisions", "locate")
+        shoot(page, "studio-run-record")
+    finally:
+        rig.studio.run = None

@@ -125,7 +125,7 @@ function showAttrs() {
 
 async function select(e, inspect) {
   S.sel = e; showAttrs(); showTree(); draw(null);
-  const row = document.querySelector(`#tree li[data-n="${e.n}"]`);
+  const row = document.querySelector(`#tree li[data-n="${CSS.escape(String(e.n))}"]`);
   if (row) row.scrollIntoView({ block: "nearest" });
   if (inspect) await inspectAt([Math.floor((e.box[0] + e.box[2]) / 2), Math.floor((e.box[1] + e.box[3]) / 2)], false);
 }
@@ -284,12 +284,12 @@ async function loadRun() {
     if (s.error) li.append(el("div", { cls: "why", text: s.error }));
     li.onclick = () => guarded(async () => {
       document.querySelectorAll("#run-steps li").forEach((x) => x.classList.remove("chosen")); li.classList.add("chosen");
-      $("run-shots").replaceChildren(...s.screens.map((p) => el("figure", {}, el("img", { src: `/api/run/steps/${s.n}/${p}.png`, alt: p }), el("figcaption", { text: p }))));
+      $("run-shots").replaceChildren(...s.screens.map((p) => el("figure", {}, el("img", { src: `/api/run/steps/${encodeURIComponent(s.n)}/${encodeURIComponent(p)}.png`, alt: p }), el("figcaption", { text: p }))));
       $("run-box").textContent = "box " + JSON.stringify(s.box) + (s.error ? " · " + s.error : "");
       $("decisions").textContent = "";
       $("redecide").disabled = false;
       $("redecide").onclick = () => guarded(async () => {
-        const r = await api(`/api/run/steps/${s.n}/redecide`, {});
+        const r = await api(`/api/run/steps/${encodeURIComponent(s.n)}/redecide`, {});
         $("decisions").textContent = r.decisions.map((x) => `${x.kind}: recorded ${x.recorded} / now ${x.replayed}` +
           (x.changed ? "  CHANGED" : "  same") + (x.note ? " (" + x.note + ")" : "")).join("\n") || "nothing to decide";
       });
