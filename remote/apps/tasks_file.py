@@ -29,7 +29,6 @@ from remote.core.safe_files import write_atomic
 from remote.errors import ConfigError
 from remote.yamlfile import parse_yaml_text
 
-
 EMPTY_LIST = re.compile(r"^tasks:[ \t]*\[[ \t]*\][ \t]*(#.*)?$", re.MULTILINE)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import pprint
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 
@@ -24,8 +24,7 @@ from remote.errors import BadInput, ConfigError
 from remote.studio.draft import NAME, plan_of
 from remote.studio.web import number
 
-if TYPE_CHECKING:
-    from remote.studio.app import Studio
+Studio = Any    # remote.studio.app.Studio, which imports these routes (named here without the import cycle)
 
 PANEL_KEYS = ("BACK", "HOME", "APP_SWITCH", "VOLUME_UP", "VOLUME_DOWN")
 MODULE_NAME = NAME         # a module's name is a word, as a task's
@@ -39,7 +38,7 @@ def phone(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, A
         if key not in PANEL_KEYS:
             raise BadInput(f"the panel's keys are {', '.join(PANEL_KEYS)}, not {str(body['key'])[:20]!r}")
         if recording and key in ("BACK", "HOME"):
-            return studio.recorder.act({"action": "key", "key": key}) | {"template": studio.draft.state()}
+            return _recorded(studio, {"action": "key", "key": key})
         studio.acts.direct(lambda device: device.input_keyevent(key))
         return {"done": f"pressed {key}"}
     if "swipe" in body:
@@ -57,11 +56,16 @@ def phone(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, A
         if not isinstance(text, str) or not text or len(text) > 2000:
             raise BadInput("text: what to type into the focused field (at most 2000 characters)")
         if recording:
-            return studio.recorder.act({"action": "type", "text": text}) | {"template": studio.draft.state()}
+            return _recorded(studio, {"action": "type", "text": text})
         plan = plan_of(studio.module, {"name": "type", "patterns": ["studio type"],
                                        "steps": [{"action": "input_text", "params": {"text": text}}]}, {})
         return {"result": studio.acts.run(plan, "studio: type into the focused field")}
     raise BadInput("the panel sends {\"key\"}, {\"swipe\"} or {\"text\"}")
+
+
+def _recorded(studio: Studio, action: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = studio.recorder.act(action) | {"template": studio.draft.state()}
+    return out
 
 
 def new_module(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, Any]:
@@ -93,7 +97,8 @@ def new_module(studio: Studio, request: Request, body: dict[str, Any]) -> dict[s
         studio.registry = studio.acts.registry = studio.reload()
     with studio.draft.lock:
         studio.reset(studio.registry.get(name))
-        return studio.draft.state() | {"created": str(folder)}
+        out: dict[str, Any] = studio.draft.state() | {"created": str(folder)}
+        return out
 
 
 def is_package(package: str) -> bool:
