@@ -13,6 +13,7 @@ from remote.commands.modules import check
 from remote.core.locate.assets import SOURCE_SIZE_KEY
 from remote.errors import BadInput, ConfigError
 from remote.studio.draft import FLOW_KINDS, Draft, add_kind
+from remote.studio.lines import parse_line
 
 CONFIG = "name: mine\ndisplay_name: 我的\nkeywords: [我的]\n"
 TASKS = "# my tasks: keep this comment\ntasks:\n  - name: first\n    patterns: [打开我的]\n    steps:\n" \
@@ -112,3 +113,25 @@ def test_the_buttons_write_steps_the_schema_accepts(tmp_path: Path) -> None:
         draft.add_step({"action": "clik"})
     with pytest.raises(BadInput, match="slot name"):
         add_kind(draft, "type", "", text="x", slot="not a word")
+
+
+def test_steps_are_edited_as_yaml_lines_moved_and_their_problems_sit_beside_them(tmp_path: Path) -> None:
+    draft = Draft(module_at(tmp_path).get("mine"), name="lines", patterns=["行"])
+    draft.add_step({"action": "launch_app", "params": {"package": "com.example.mine"}})
+    draft.add_step({"action": "tap", "target_ref": "text:一"})
+    draft.add_step({"action": "tap", "target_ref": "no_image_here"})
+    state = draft.state()
+    assert state["lines"][1] == "{action: tap, target_ref: 'text:一'}"
+    # modules check's message about the missing image sits beside step 3, and only there
+    assert state["step_problems"][:2] == [[], []]
+    assert any("reference 'no_image_here' has no image" in p for p in state["step_problems"][2])
+    draft.replace_step(2, parse_line("{action: tap, target_ref: 'text:二'}"))
+    assert draft.steps[1] == {"action": "tap", "target_ref": "text:二"}
+    with pytest.raises(BadInput, match="unknown action"):
+        draft.replace_step(2, parse_line("{action: clik}"))
+    with pytest.raises(ConfigError):
+        parse_line("{action: [")                                          # not YAML: the reader's own error
+    draft.move_step(3, 1)
+    assert [s.get("target_ref") for s in draft.steps] == ["no_image_here", None, "text:二"]
+    with pytest.raises(BadInput, match="no step 9"):
+        draft.move_step(9, 1)

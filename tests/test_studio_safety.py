@@ -98,6 +98,7 @@ def test_a_sensitive_step_is_asked_on_the_terminal_and_a_page_confirm_is_no_yes(
         settings.person = None
 
 
+@pytest.mark.slow
 def test_mcp_over_http_refuses_nan_in_a_tool_call_as_a_parse_error(tmp_path: Path) -> None:
     def post(body: bytes, port: int) -> tuple[int, dict[str, Any]]:
         req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST", headers={
