@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remote.core.locate.hybrid_locator import HybridLocator
+from remote.core.locate.screen import Screen
 from remote.errors import BadInput
 from remote.mcp.access import SYSTEM_PACKAGES
 from remote.runner.learning import anchors_of, crop_at, labels_of, target_forms
@@ -126,7 +127,7 @@ class Recorder:
         screen = self.source.screen(fresh=True)
         found = anchors_of(screen, (-1, -1), avoid=set(self.draft.examples.values()), elsewhere=self.first_labels,
                            limit=3)
-        found = sorted(found, key=lambda ref: not ref.startswith("text:"))   # a title reads better than a button
+        found = list(dict.fromkeys(found + _titles(screen)))   # the compiler's anchors (chosen), then the title
         choices: list[dict[str, Any]] = [{"kind": "check", "label": f"the screen shows {ref}",
                                           "success_check": {"target": ref}, "chosen": i == 0}
                                          for i, ref in enumerate(found)]
@@ -139,6 +140,16 @@ class Recorder:
             if choice["chosen"]:
                 proposed.update(choice["success_check"])
         return {"recording": False, "proposed_check": proposed, "choices": choices, "steps": len(self.draft.steps)}
+
+
+def _titles(screen: Screen) -> list[str]:
+    """The page's title: a text in the top bar (the top tenth of the screen, below the status bar), which names the
+    page even where the first screen showed the same words as a row (anchors_of leaves those out, rightly: such a
+    check also holds on the first screen), offered as a choice the person may tick."""
+    tree = screen.tree()
+    height = screen.size[1]
+    return [f"text:{n.text.strip()}" for n in (tree.visible_nodes() if tree is not None else [])
+            if n.text.strip() and not n.clickable and 0.02 * height < n.bounds[1] < 0.1 * height][:1]
 
 
 def _point(body: dict[str, Any], kx: str, ky: str) -> tuple[int, int]:
