@@ -14,6 +14,7 @@ studio (a task built on the page is saved, and its draft is checked as it grows)
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from remote.core.locate.assets import SOURCE_SIZE_KEY
 from remote.core.safe_files import write_atomic
 from remote.errors import ConfigError
 from remote.yamlfile import parse_yaml_text
+
+EMPTY_LIST = re.compile(r"^tasks:[ \t]*\[[ \t]*\][ \t]*(#.*)?$", re.MULTILINE)
 
 
 def check_text(text: str, path: Path, failures: tuple[dict[str, str], ...] = ()) -> tuple[list[TaskTemplate],
@@ -54,6 +57,8 @@ def append_task(tasks_file: Path, task: dict[str, Any], note: str, *, doing: str
     ``modules check`` would check it; a ConfigError, and nothing written, when it would break the file."""
     name = str(task.get("name", ""))
     existing = tasks_file.read_text(encoding="utf-8") if tasks_file.is_file() else "tasks:\n"
+    # `tasks: []`, the natural empty file, opens into a block list the task can follow (its comment kept)
+    existing = EMPTY_LIST.sub(lambda m: "tasks:" + (f"  {m.group(1)}" if m.group(1) else ""), existing, count=1)
     if existing.strip() and not existing.endswith("\n"):
         existing += "\n"
     text = existing + "\n" + task_block(task, note)

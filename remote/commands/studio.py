@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import logging
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from remote.commands._device import open_device
 from remote.commands._locate_common import load_image, load_text
 from remote.commands._modules import registry as module_registry
 from remote.commands.mcp import _allowed
+from remote.commands.run import TerminalPerson
 from remote.config import LLMConfig
 from remote.mcp.access import AccessGate
 from remote.mcp.gated import GatedDevice
@@ -48,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
         shown = f"[{host}]" if ":" in host else host
         print(f"remote studio: http://{shown}:{port}/" + ("?token=<REMOTE_STUDIO_TOKEN>" if token else ""),
               flush=True)
+        print("sensitive steps are asked here, on this terminal" if studio.acts.settings.person is not None else
+              "no terminal: sensitive steps from the page are refused (they are asked on the terminal)", flush=True)
         uvicorn.run(build_app(studio, host=host, token=token), host=host, port=port, log_level="warning")
     return 0
 
@@ -61,7 +65,8 @@ def _studio(args: argparse.Namespace, host: str) -> Iterator[Studio]:
     with tempfile.TemporaryDirectory(prefix="remote-studio-") as work, _source(args, host, registry) as (source, sim):
         settings = ActSettings(limits=Limits(max_steps=args.max_steps, max_seconds=args.max_seconds),
                                runs_dir=Path(args.runs_dir) if args.runs_dir else None, llm=LLMConfig.from_env(),
-                               work_dir=Path(work), device_state=sim.snapshot if sim is not None else None)
+                               work_dir=Path(work), device_state=sim.snapshot if sim is not None else None,
+                               person=TerminalPerson() if sys.stdin.isatty() else None)
         yield Studio(source, registry, module, Acts(source, registry, settings), run=run_view,
                      mode="live" if source.device is not None else "file", reload=module_registry)
 

@@ -8,7 +8,8 @@ must be at least `MIN_TOKEN_CHARS` long. Without a token, the Host and Origin
 headers are checked on every loopback address however it is spelt (127.0.0.2,
 ``[0:0:0:0:0:0:0:1]``), not only on the three spellings the SDK knows: a web
 page that rebinds its own name to the loopback address gets 421 (Host) or 403
-(Origin), as on 127.0.0.1.
+(Origin), as on 127.0.0.1. Every JSON body is parsed with a depth limit and
+finite numbers first (`remote.mcp.bodies`).
 
 The tool list is an agent's fixed cost on every turn, so its schemas are sent
 compact (`compact_schema`): no titles, no ``null`` alternatives for optional
@@ -26,6 +27,7 @@ from typing import Any
 
 import anyio
 import mcp_types
+import uvicorn
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
@@ -34,6 +36,7 @@ from pydantic import AnyHttpUrl
 
 from remote import __version__
 from remote.errors import ConfigError
+from remote.mcp.bodies import JsonBodyGuard
 from remote.mcp.calls import Caller
 from remote.mcp.session import Session
 from remote.mcp.tools_device import DeviceTools
@@ -172,4 +175,7 @@ def serve_http(session: Session, address: str, token: str | None) -> None:
     security = loopback_security(host) if is_loopback(host) else None
     logger.warning("MCP over streamable HTTP at http://%s:%d/mcp%s", shown, port,
                    " (bearer token required)" if token else "")
-    anyio.run(lambda: app.run_streamable_http_async(host=host, port=port, transport_security=security))
+    # the SDK's run_streamable_http_async, with every JSON body held to depth and finite numbers first
+    web = JsonBodyGuard(app.streamable_http_app(transport_security=security, host=host))
+    server = uvicorn.Server(uvicorn.Config(web, host=host, port=port, log_level=app.settings.log_level.lower()))
+    anyio.run(server.serve)

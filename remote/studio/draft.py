@@ -33,6 +33,7 @@ from remote.core.safe_files import write_atomic
 from remote.errors import BadInput, ConfigError
 from remote.runner.learn_slots import patterns_for
 from remote.studio.inspector import CROP_PREFIX, CropShelf
+from remote.studio.lines import LINE, ends_as, step_line, step_spans
 
 MAX_STEPS = 100
 MAX_TEXT = 2000
@@ -49,6 +50,7 @@ class Draft:
     steps: list[dict[str, Any]] = field(default_factory=list)
     success_check: dict[str, Any] = field(default_factory=dict)
     examples: dict[str, str] = field(default_factory=dict)            # slot -> the value it was shown with
+    notes: list[str] = field(default_factory=list)                    # what the studio says of the steps built
     crops: dict[str, tuple[Image.Image, tuple[int, int]]] = field(default_factory=dict)
     shelf: CropShelf = field(default_factory=CropShelf)               # crops cut by the inspector
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -84,7 +86,21 @@ class Draft:
         problems = self.problems()
         return {"module": self.module.name, "task": self.task(), "yaml": self.yaml(), "examples": self.examples,
                 "crops": sorted(self.crops), "problems": problems,
-                "ok": not [p for p in problems if ": warning: " not in p], "flow_kinds": FLOW_KINDS}
+                "ok": not [p for p in problems if ": warning: " not in p], "flow_kinds": FLOW_KINDS,
+                "lines": [step_line(s) for s in self.steps], "step_problems": self.step_problems(problems),
+                "ends": ends_as(self.success_check), "notes": list(self.notes)}
+
+    def step_problems(self, problems: list[str]) -> list[list[str]]:
+        """``problems`` beside the step whose lines of ``yaml()`` they name (the others stay in the list)."""
+        spans = step_spans(self.yaml())
+        out: list[list[str]] = [[] for _ in self.steps]
+        for problem in problems:
+            found = LINE.search(problem)
+            line = int(found.group(1)) if found else -1
+            n = next((i for i, (a, b) in enumerate(spans) if a <= line <= b), None)
+            if n is not None and n < len(out):
+                out[n].append(problem[found.end():] if found else problem)
+        return out
 
     # ------------------------------------------------------------------ changing it
     def add_step(self, step: Any) -> int:
@@ -108,9 +124,27 @@ class Draft:
                 self.crops[ref] = crop
 
     def remove_step(self, number: int) -> None:
+        self._index(number)
+        del self.steps[number - 1]
+
+    def replace_step(self, number: int, step: Any) -> None:
+        """Step ``number`` edited in place (its line on the page): checked as `add_step` checks a new one."""
+        self._index(number)
+        if not isinstance(step, dict):
+            raise BadInput("a step must be a mapping, e.g. {action: tap, target_ref: \"text:张三\"}")
+        check_step(step, self.examples)
+        self.take_crops([text for text in strings(step) if text.startswith(CROP_PREFIX)])
+        self.steps[number - 1] = copy.deepcopy(step)
+
+    def move_step(self, number: int, to: int) -> None:
+        """Step ``number`` dragged to place ``to`` (both 1-based)."""
+        self._index(number)
+        self._index(to)
+        self.steps.insert(to - 1, self.steps.pop(number - 1))
+
+    def _index(self, number: int) -> None:
         if not 1 <= number <= len(self.steps):
             raise BadInput(f"no step {number} (the template has {len(self.steps)})")
-        del self.steps[number - 1]
 
     def set_task(self, body: dict[str, Any]) -> None:
         """``name``, ``patterns`` or a ``sentence`` (its example values become ``{slots}``), ``success_check``,
@@ -136,13 +170,20 @@ class Draft:
                 raise BadInput("success_check must be an object, e.g. {\"text\": \"{message}\"}")
             self.success_check = copy.deepcopy(check)
 
-    def add_check(self, ref: str) -> None:
-        """"check this is visible" (on main's schema): the target joins the success_check's targets."""
-        targets = self.success_check.get("target") or []
-        targets = [targets] if isinstance(targets, str) else list(targets)
-        if ref not in targets:
-            targets.append(ref)
-        self.success_check["target"] = targets[0] if len(targets) == 1 else targets
+    def add_check(self, kind: str, value: str) -> None:
+        """"check this is visible / gone / switch on / switch off / app in front": a clause of the task's
+        success_check (several targets: a list), the one thing that makes a run of it SUCCESS."""
+        if kind == "app":
+            self.success_check["app"] = value
+        elif kind in ("switch_on", "switch_off"):
+            self.success_check["toggle"] = {"target": value, "state": kind.removeprefix("switch_")}
+        else:
+            key = "target" if kind == "check" else "absent"
+            values = self.success_check.get(key) or []
+            values = [values] if isinstance(values, str) else list(values)
+            if value not in values:
+                values.append(value)
+            self.success_check[key] = values[0] if len(values) == 1 and key == "target" else values
 
     # ------------------------------------------------------------------ using it
     def plan(self, first: int = 1, last: int | None = None) -> TaskPlan:
@@ -161,6 +202,11 @@ class Draft:
         """Append the task to the module's tasks.yaml (its text and comments kept) and its crops to images/."""
         if self.name == "new_task" or not self.patterns:
             raise BadInput("give the task a name and its patterns (or the sentence) before saving")
+        if not self.success_check:
+            raise BadInput(f"{self.name} has no final check: a run of it could never end SUCCESS (it would end "
+                           "'final check undecided', which is not a success)",
+                           hint="click what the finished screen shows, then \"check this is visible\" (or gone, "
+                                "switch on/off, app in front)")
         names = {t.name for t in self.module.templates}
         if self.name in names:
             raise BadInput(f"module {self.module.name} has a task named {self.name!r} already",
@@ -266,38 +312,36 @@ def _examples(value: Any) -> dict[str, str]:
     return out
 
 
-KINDS = ("launch", "tap", "long_press", "type", "wait", "check")
+KINDS = ("launch", "tap", "long_press", "type", "wait", "check", "gone", "switch_on", "switch_off", "app")
+CHECK_KINDS = ("check", "gone", "switch_on", "switch_off", "app")
 
 
-def add_kind(draft: Draft, kind: str, ref: str, *, text: str = "", slot: str = "") -> dict[str, Any]:
-    """"tap this" / "type here" / "wait until this shows" / "check this is visible", at ``ref`` (the best
-    target_ref of the element): the step appended (or, on a schema without issue 28's step kinds, the
-    ``verify_ref`` of the step before / the success_check's target), returned as the page shows it."""
+def add_kind(draft: Draft, kind: str, ref: str, *, text: str = "", slot: str = "",
+             home: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A button of the page at ``ref`` (the best target_ref of the element): "launch this app" (``text`` is the
+    package in front, ``home`` the markers of its home page: the launch then goes back to that home, as shipped
+    templates do), "tap this", "type here", "wait until this shows", and the final check's buttons ("check this
+    is visible / gone / switch on / off / app in front": clauses of the task's success_check)."""
     if kind not in KINDS:
         raise BadInput(f"unknown kind {kind!r}", hint=f"one of {', '.join(KINDS)}")
-    if kind == "launch":                       # "launch this app": text is the package in front
-        step: dict[str, Any] = {"action": "launch_app", "params": {"package": _text(text, "the app in front")}}
-    elif kind == "type":
-        value = _text(text, "the text to type")
-        if slot:
-            if not SLOT_NAME.fullmatch(slot):
-                raise BadInput(f"slot name {slot[:30]!r}: a word of letters, digits and _")
-            draft.examples[slot] = value
-            value = "{" + slot + "}"
-        step = {"action": "input_text", "params": {"text": value}}
-        if ref:
-            step["target_ref"] = ref
-    elif not ref:
+    if kind == "launch":
+        return _launch(draft, _text(text, "the app in front"), home)
+    if kind == "app":
+        draft.add_check("app", _text(text, "the app in front"))
+        return {"success_check": draft.success_check}
+    if kind == "type":
+        return _type(draft, ref, text, slot)
+    if not ref:
         raise BadInput(f"{kind} needs a target_ref (inspect a point first)")
-    elif kind in ("tap", "long_press"):
-        step = {"action": kind, "target_ref": ref}
+    if kind in ("tap", "long_press"):
+        step: dict[str, Any] = {"action": kind, "target_ref": ref}
+    elif kind in CHECK_KINDS:
+        draft.take_crops([ref])
+        draft.add_check(kind, ref)
+        return {"success_check": draft.success_check}
     elif FLOW_KINDS:
         draft.take_crops([ref])
-        step = {"wait_until": {"visible": ref, "timeout_ms": 5000}} if kind == "wait" else {"assert_visible": ref}
-    elif kind == "check":
-        draft.take_crops([ref])
-        draft.add_check(ref)
-        return {"success_check": draft.success_check}
+        step = {"wait_until": {"visible": ref, "timeout_ms": 5000}}
     else:
         if not draft.steps or "action" not in draft.steps[-1]:
             raise BadInput("wait until this shows: on this schema it is the verify_ref of the step before "
@@ -305,5 +349,33 @@ def add_kind(draft: Draft, kind: str, ref: str, *, text: str = "", slot: str = "
         draft.take_crops([ref])
         draft.steps[-1]["verify_ref"] = ref
         return draft.steps[-1]
+    draft.add_step(step)
+    return step
+
+
+def _launch(draft: Draft, package: str, home: tuple[str, ...]) -> dict[str, Any]:
+    step: dict[str, Any] = {"action": "launch_app", "params": {"package": package}}
+    draft.add_step(step)
+    if not home:
+        draft.notes.append(f"no module knows the home page of {package}: the launch opens it where it was left, "
+                           "so a run may start elsewhere than this one did")
+        return step
+    back = {"action": "back_to_home", "target_ref": home[0] if len(home) == 1 else list(home)}
+    draft.add_step(back)
+    draft.notes.append(f"the launch goes back to {package}'s home page ({' or '.join(home)}), as the shipped "
+                       "templates do: run all and remote run start from there")
+    return back
+
+
+def _type(draft: Draft, ref: str, text: str, slot: str) -> dict[str, Any]:
+    value = _text(text, "the text to type")
+    if slot:
+        if not SLOT_NAME.fullmatch(slot):
+            raise BadInput(f"slot name {slot[:30]!r}: a word of letters, digits and _")
+        draft.examples[slot] = value
+        value = "{" + slot + "}"
+    step: dict[str, Any] = {"action": "input_text", "params": {"text": value}}
+    if ref:
+        step["target_ref"] = ref
     draft.add_step(step)
     return step

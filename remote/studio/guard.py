@@ -8,6 +8,10 @@ headers are checked on every request with the MCP SDK's own middleware (a page
 elsewhere that rebinds its name to 127.0.0.1 gets 421 / 403); beyond loopback an
 Origin must be the studio's own. Every POST must say it is JSON (a cross-site
 form cannot), and a body over `MAX_BODY_BYTES` is refused before it is read.
+Every answer carries a Content-Security-Policy (`CSP`) that allows the page's own
+script file and nothing inline: no ``<script>`` in a record's text, no ``onerror=``
+attribute, no ``javascript:`` URL can run, even where a string were ever inserted
+as HTML (the page inserts none: issue 34).
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ from remote.mcp.server import is_loopback
 TOKEN_ENV = "REMOTE_STUDIO_TOKEN"
 MAX_BODY_BYTES = 256 * 1024        # a step, a template, a point: a few kB
 COOKIE = "remote_studio"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; font-src 'self'; "
+       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+           (b"referrer-policy", b"no-referrer")]
 
 
 def check_token(host: str, token: str | None) -> None:
@@ -53,18 +61,19 @@ class Guard:
         request = Request(scope, receive)
         refused = await self._refused(request)
         if refused is not None:
+            refused.headers.update({k.decode(): v.decode() for k, v in HEADERS})
             await refused(scope, receive, send)
             return
         given = request.query_params.get("token")
+        extra = list(HEADERS)
         if given is not None and self.token and _same(given, self.token):
-            async def with_cookie(message: Any) -> None:
-                if message["type"] == "http.response.start":
-                    cookie = f"{COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/"
-                    message.setdefault("headers", []).append((b"set-cookie", cookie.encode("latin-1")))
-                await send(message)
-            await self.app(scope, receive, with_cookie)
-            return
-        await self.app(scope, receive, send)
+            extra.append((b"set-cookie", f"{COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/".encode("latin-1")))
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", []).extend(extra)
+            await send(message)
+        await self.app(scope, receive, with_headers)
 
     async def _refused(self, request: Request) -> Response | None:
         posting = request.method in ("POST", "PUT", "DELETE")

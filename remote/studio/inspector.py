@@ -72,7 +72,8 @@ class CropShelf:
 
 
 def elements(tree: UITree | None) -> list[dict[str, Any]]:
-    """The on-screen nodes of the UI tree, in tree order: box, text, desc, role (short class), id, depth."""
+    """The on-screen nodes of the UI tree, in tree order: box, text, desc, role (short class), id, depth, and
+    the attributes the page's attribute pane shows (class, package, enabled, checkable, scrollable, ...)."""
     if tree is None:
         return []
     out = []
@@ -80,7 +81,10 @@ def elements(tree: UITree | None) -> list[dict[str, Any]]:
         out.append({"box": list(node.bounds), "text": node.text, "desc": node.content_desc,
                     "role": node.class_name.rsplit(".", 1)[-1], "id": node.resource_id, "depth": node.depth,
                     "clickable": node.clickable, "editable": is_editable(node), "checked": node.checked,
-                    "focused": node.focused})
+                    "focused": node.focused, "class": node.class_name, "package": node.package,
+                    "enabled": node.enabled, "checkable": node.checkable, "scrollable": node.scrollable,
+                    "selected": node.selected, "long_clickable": node.long_clickable, "password": node.password,
+                    "n": node.position, "parent": node.parent})
     return out
 
 
