@@ -210,8 +210,9 @@ def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--xml", metavar="DUMP", help="uiautomator dump taken with the screenshot (for text:/desc:/id:)")
     p.add_argument("--ref", metavar="IMAGE", help="look for this image instead of TARGET")
     p.add_argument("--module", metavar="NAME", default=None, help="module whose images, aliases and fixed points to use")
-    p.add_argument("--strategy", choices=STRATEGIES, default="opencv_only", help="locator tiers to allow")
-    p.add_argument("--json", action="store_true", help="print the LocateResult as JSON")
+    p.add_argument("--strategy", choices=STRATEGIES, default=None,
+                   help="locator tiers to allow (default: opencv_only; a dynamic: target asks the configured model)")
+    p.add_argument("--json", action="store_true", help="print the LocateResult as JSON (with the model's calls)")
     p.add_argument("--annotate", metavar="OUT.png", help="write a copy with the box (green) and tap point drawn")
 
     p = _command(sub, "match", "offline: template-match a reference image in a screenshot", """\
