@@ -33,8 +33,8 @@ class AgentProtocol:
     can do anything else (``drives_alone``: it cannot write our JSON plans, so it drives every task no
     template covers)."""
 
-    name: str                   # autoglm | ui-tars | mobile_use
-    prompt: str                 # prompts/<prompt>.txt (rendered with $task, and $width/$height of the frame)
+    name: str                   # autoglm | ui-tars | mobile_use | glm-v | showui
+    prompt: str                 # prompts/<prompt>.txt ($task; $width/$height of the frame; $history as text)
     convention: Convention
     drives_alone: bool = True
     history: int = 8            # earlier turns kept (text only; the current screenshot is the one image)
