@@ -136,3 +136,14 @@ def test_flow_without_a_model_refuses_a_dynamic_target_it_cannot_locate(server, 
 def _glm(box: tuple[int, int, int, int]) -> str:
     x1, y1, x2, y2 = (round(v * 1000 / SIZE[i % 2]) for i, v in enumerate(box))
     return f"<think>设置按钮在左下。</think><answer><|begin_of_box|>[[{x1},{y1},{x2},{y2}]]<|end_of_box|></answer>"
+
+
+def test_a_trusted_familys_box_its_own_second_look_does_not_find_is_not_tapped(server, shot, monkeypatch, capsys):
+    configure(monkeypatch, server, "qwen3-vl")
+    server.script("locate", {"box": [500, 300, 540, 340]}, {"found": False, "reason": "nothing there"})
+    assert main(["locate", str(shot), "dynamic:设置按钮", "--xml", "s.xml", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert not out["success"] and "not found again by its own zoomed second look" in out["error"]
+    assert [c["kind"] for c in out["model_calls"]] == ["locate", "zoom"]
+    zoom = out["model_calls"][1]
+    assert zoom["frame"]["offset"] != [0, 0] and zoom["read"]["not_found"] == "nothing there"
