@@ -7,7 +7,9 @@ server answers as that family writes (``remote.sim.dialects``), for the image ea
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from remote.sim.model_server import ModelServer
 from tests.support import dialect_cases as dc
 
 SIZE = (1080, 2400)
+ROOT = Path(__file__).resolve().parents[1]
 # The preset a user of each family picks (``local``: a self-hosted OpenAI-compatible server), with a real model name.
 PRESET_OF = {
     "qwen2.5-vl": "local", "qwen-vl-max": "qwen", "qwen-vl-max-2508": "qwen", "qwen3-vl": "qwen3", "glm-v": "glm",
@@ -147,3 +150,17 @@ def test_a_trusted_familys_box_its_own_second_look_does_not_find_is_not_tapped(s
     assert [c["kind"] for c in out["model_calls"]] == ["locate", "zoom"]
     zoom = out["model_calls"][1]
     assert zoom["frame"]["offset"] != [0, 0] and zoom["read"]["not_found"] == "nothing there"
+
+
+def test_the_dialect_bench_counts_a_plausible_neighbour_reply_apart_from_right_and_wrong_taps(server):
+    """bench/dialect_bench.py's judging rule: native replies land within 1 px, must-not-tap replies are refused,
+    and replies naming the neighbouring element are neither 'within' nor hidden: they are tapped there and counted."""
+    spec = importlib.util.spec_from_file_location("dialect_bench", ROOT / "bench" / "dialect_bench.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["dialect_bench"] = bench   # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    tally = bench.run_family(server, "qwen3-vl", [SIZE], [768])
+    assert (tally.within, tally.replies, tally.wrong) == (12, 12, 0)
+    assert (tally.refused, tally.bad_given) == (2, 2)
+    assert (tally.neighbour_tapped, tally.neighbour_given) == (2, 2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from remote.ai.vision_agent import VisionAgent
 from remote.apps import ModuleRegistry
 from remote.commands._locate_common import load_image, load_text, report
 from remote.commands._models import call_lines, calls_of, offline_models
@@ -34,15 +35,7 @@ def run(args: argparse.Namespace) -> int:
     kind, _ = parse_target(args.target)
     strategy = LocateStrategy(args.strategy) if args.strategy else \
         LocateStrategy.OPENCV_FIRST if kind == "dynamic" else LocateStrategy.OPENCV_ONLY
-    # the same device-less locator `flow` and `replay` use: module images and fixed points
-    locator = module_locator(registry, args.module, strategy)
-    vision = None
-    if strategy is not LocateStrategy.OPENCV_ONLY:
-        needed = kind == "dynamic" or strategy is LocateStrategy.AI_ONLY
-        why = f"{args.target!r}" if kind == "dynamic" else "--strategy ai_only"
-        if needed or LLMConfig.from_env().configured:
-            vision = offline_models(locator.assets, why, strategy=strategy).vision
-            locator.vision = vision
+    locator, vision = model_locator(registry, args.module, strategy, args.target)
     if ref is not None:
         result = locator.locate_image(ref, screenshot)
     else:
@@ -58,6 +51,25 @@ def run(args: argparse.Namespace) -> int:
         for hint in module_hints(registry, locator, args.target):
             print(hint, file=sys.stderr if args.json else sys.stdout)
     return code
+
+
+def model_locator(registry: ModuleRegistry, module: str | None, strategy: LocateStrategy, target: str,
+                  config: LLMConfig | None = None) -> tuple[HybridLocator, VisionAgent | None]:
+    """The device-less locator `flow` and `replay` use (module images, fixed points) with the configured model as
+    its vision tier, built as a run builds it, when the strategy allows one: a ``dynamic:`` target or ``ai_only``
+    without a model raises ``ModelNotConfigured``. ``bench/dialect_bench.py`` locates through this too."""
+    locator = module_locator(registry, module, strategy)
+    if strategy is LocateStrategy.OPENCV_ONLY:
+        return locator, None
+    kind, _ = parse_target(target)
+    needed = kind == "dynamic" or strategy is LocateStrategy.AI_ONLY
+    config = config if config is not None else LLMConfig.from_env()
+    if not needed and not config.configured:
+        return locator, None
+    why = repr(target) if kind == "dynamic" else "--strategy ai_only"
+    vision = offline_models(locator.assets, why, strategy=strategy, config=config).vision
+    locator.vision = vision
+    return locator, vision
 
 
 def module_hints(registry: ModuleRegistry, locator: HybridLocator, target: str) -> list[str]:
