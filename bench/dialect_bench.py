@@ -97,18 +97,14 @@ def _peer(raw: str, size: tuple[int, int], sent: tuple[int, int], truth: tuple[i
     return "within" if truth[0] <= cx < truth[2] and truth[1] <= cy < truth[3] else "wrong"
 
 
-_LOCATORS: dict[tuple[str, str, int], HybridLocator] = {}
+def locator_for(url: str, family: str, side: int) -> HybridLocator:
+    """`remote locate`'s own builder: the model made as a run makes it (its client, its budget of calls per run),
+    a fresh one per case as each `remote locate` is."""
+    return model_locator(ModuleRegistry(()), None, LocateStrategy.OPENCV_FIRST, TARGET, dc.config(url, family, side))[0]
 
 
-def locate(url: str, family: str, size: tuple[int, int], side: int) -> LocateResult:
-    """One ``dynamic:`` locate through `remote locate`'s own builder (the model made as a run makes it); one
-    locator per (server, family, send size), its result cache emptied so every case asks the model."""
-    key = (url, family, side)
-    if key not in _LOCATORS:
-        config = dc.config(url, family, side)
-        _LOCATORS[key] = model_locator(ModuleRegistry(()), None, LocateStrategy.OPENCV_FIRST, TARGET, config)[0]
-    locator = _LOCATORS[key]
-    locator.cache.clear()
+def locate(locator: HybridLocator, size: tuple[int, int]) -> LocateResult:
+    """One ``dynamic:`` locate on the screen of six buttons (with its UI tree)."""
     return locator.locate(TARGET, dc.screen(size))
 
 
@@ -134,8 +130,9 @@ def run_family(server: ModelServer, family: str, sizes: list[tuple[int, int]], s
             for reply, kind in _cases(size):
                 server.requests.clear()
                 server.script("locate", reply, reply)
+                locator = locator_for(server.url, family, side)
                 start = time.perf_counter()
-                result = locate(server.url, family, size, side)
+                result = locate(locator, size)
                 t.seconds.append(time.perf_counter() - start)
                 with server._lock:
                     server._queues.clear()

@@ -1,4 +1,5 @@
-"""`remote flow SCREENSHOT "TASK"`: route, plan (template or model) and locate every step on one screenshot."""
+"""`remote flow SCREENSHOT "TASK"`: route, plan (template or model) and locate every step on one screenshot; a
+``dynamic:`` step by the configured model as a run does (none configured: "no model configured", exit 2)."""
 
 from __future__ import annotations
 
@@ -43,20 +44,23 @@ def run(args: argparse.Namespace) -> int:
                                      hint=f'ask it for its first action: remote plan SHOT "{args.task}" --agent')
         plan = offline.models.planner.plan(args.task, image, module=module, hierarchy=xml)
     dynamic = [t for step in plan.steps for t in step.targets if parse_target(t)[0] == "dynamic"]
-    if dynamic and (offline is None or offline.vision is None):   # only a model can look for these
-        offline = offline_models(locator.assets, f"the target {dynamic[0]!r}")
-    if offline is None and config.configured and config.supports_vision:   # a run's locator: the model last
-        offline = offline_models(locator.assets, "locating")
-    if offline is not None:
-        locator.strategy, locator.vision = LocateStrategy.OPENCV_FIRST, offline.vision
+    # dynamic: targets only a model can look for (as a run's vision tier); the others stay with the free tiers:
+    # later steps are meant for later screens, and asking the model for them here would spend calls on guesses
+    seer = None
+    if dynamic:
+        if offline is None or offline.vision is None:
+            offline = offline_models(locator.assets, f"the target {dynamic[0]!r}")
+        seer = module_locator(registry, module.name, LocateStrategy.OPENCV_FIRST, vision=offline.vision)
     screen = Screen(image, xml)
     rows: list[dict[str, Any]] = []
     boxes = []
     for step in plan.steps:
         row: dict[str, Any] = {"step": step.step, "action": step.action.value, "target_ref": step.target_ref, "params": step.params}
         if step.target_ref:
-            res = next((r for r in (locator.locate(t, screen) for t in step.targets) if r.success),
-                       None) or locator.locate(step.target_ref, screen)
+            finder = seer if seer is not None and any(parse_target(t)[0] == "dynamic" for t in step.targets) \
+                else locator
+            res = next((r for r in (finder.locate(t, screen) for t in step.targets) if r.success),
+                       None) or finder.locate(step.target_ref, screen)
             el = res.element
             row.update(found=res.success, tier=res.method_used, reliable=res.reliable,
                        bbox=list(el.bbox) if el else None, center=list(el.center) if el else None,
