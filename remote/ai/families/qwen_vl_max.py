@@ -30,5 +30,5 @@ FAMILY = Family(
     request=HIGH_RESOLUTION,
     request_hosts=DASHSCOPE_HOSTS,
     agent=AgentProtocol("mobile_use", "agent_mobile_use", PIXEL, drives_alone=False),
-    sources=("Alibaba Model Studio model list"),
+    sources=("Alibaba Model Studio model list",),
 )
