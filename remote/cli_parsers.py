@@ -210,8 +210,9 @@ def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--xml", metavar="DUMP", help="uiautomator dump taken with the screenshot (for text:/desc:/id:)")
     p.add_argument("--ref", metavar="IMAGE", help="look for this image instead of TARGET")
     p.add_argument("--module", metavar="NAME", default=None, help="module whose images, aliases and fixed points to use")
-    p.add_argument("--strategy", choices=STRATEGIES, default="opencv_only", help="locator tiers to allow")
-    p.add_argument("--json", action="store_true", help="print the LocateResult as JSON")
+    p.add_argument("--strategy", choices=STRATEGIES, default=None,
+                   help="locator tiers to allow (default: opencv_only; a dynamic: target asks the configured model)")
+    p.add_argument("--json", action="store_true", help="print the LocateResult as JSON (with the model's calls)")
     p.add_argument("--annotate", metavar="OUT.png", help="write a copy with the box (green) and tap point drawn")
 
     p = _command(sub, "match", "offline: template-match a reference image in a screenshot", """\
@@ -224,13 +225,18 @@ def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     p = _command(sub, "plan", "offline: plan a task on a screenshot file with the configured model", """\
   remote plan s.png "打开深色模式" --module settings
-  CUSTOM_LLM_BASE_URL=http://127.0.0.1:8765/v1 remote plan s.png "打开深色模式" --json""")
+  CUSTOM_LLM_BASE_URL=http://127.0.0.1:8765/v1 remote plan s.png "打开深色模式" --json
+  LLM_PROVIDER=autoglm remote plan s.png "打开深色模式" --xml s.xml --agent""")
     p.add_argument("screenshot", help="screenshot file")
     p.add_argument("task", type=task_text, help="the task to plan")
     p.add_argument("--module", metavar="NAME", default=None,
                    help="module whose reference images and planner prompt the model gets")
-    p.add_argument("--xml", metavar="DUMP", help="uiautomator dump (a text-only model plans from its texts)")
-    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("--xml", metavar="DUMP", help="uiautomator dump (a text-only model plans from its texts; "
+                                                  "an agent's tap snaps to its elements)")
+    p.add_argument("--agent", action="store_true",
+                   help="ask a phone-agent model (AutoGLM-Phone, UI-TARS, Qwen mobile_use, GLM-V, ShowUI) for its next "
+                        "action on the screenshot, as a run would take it; touches nothing")
+    p.add_argument("--json", action="store_true", help="print the plan (or the agent's turn) as JSON")
 
     p = _command(sub, "verify", "offline: check a screenshot against an expectation (tree, OCR, then a model)", """\
   remote verify s.png "text:你好" --xml s.xml         # answered from the UI tree, no model needed

@@ -95,4 +95,8 @@ def test_dashscope_would_shrink_a_large_image_and_pixel_families_never_send_one(
     assert seen_frame(DIALECTS["qwen2.5-vl"], big, high_resolution=False) == big
     assert qwen.extra_body("https://dashscope.aliyuncs.com/compatible-mode/v1") == {"vl_high_resolution_images": True}
     assert qwen.extra_body("http://127.0.0.1:8000/v1") == {}
+    assert qwen.extra_body("https://DashScope-Intl.aliyuncs.com/compatible-mode/v1") == {"vl_high_resolution_images": True}
+    for elsewhere in ("https://gateway.example/dashscope/v1", "https://proxy.example/v1?host=dashscope.aliyuncs.com",
+                      "https://dashscope.aliyuncs.com.evil.example/v1", "https://notdashscope.aliyuncs.com/v1", "http://[::1"):
+        assert qwen.extra_body(elsewhere) == {}, elsewhere
     assert send_size((1080, 2400), 1280, family_for("qwen-vl-max").frame) == (448, 1120)   # 224: both snapshots

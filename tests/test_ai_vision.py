@@ -184,16 +184,18 @@ def test_a_trusted_family_on_a_screen_without_a_tree_taps_its_own_box(dialect):
     assert truth[0] <= x < truth[2] and truth[1] <= y < truth[3]
 
 
-def test_dashscope_gets_the_high_resolution_flag_and_other_hosts_do_not(dialect):
+def test_the_high_resolution_flag_follows_the_host_not_words_in_the_url(dialect):
+    """A gateway whose path or query names DashScope is not DashScope: the flag is never sent to it (the positive
+    case, a DashScope host, is in test_ai_frames: loopback cannot carry that host name)."""
     size = (1080, 2400)
     truth = dc.layout(size)[dc.TARGET]
     dialect.family, dialect.screen = "qwen2.5-vl", size
-    for url, flagged in ((dialect.url.replace("/v1", "/dashscope/compatible-mode/v1"), True), (dialect.url, False)):
+    for url in (dialect.url.replace("/v1", "/dashscope.aliyuncs.com/compatible-mode/v1"), dialect.url):
         dialect.script("locate", {"box": list(truth)})
         cfg = dc.config(url, "qwen2.5-vl", 1280)
         result = VisionAgent(cfg, client=LLMClient(cfg, retry=dc.FAST)).find_element(dc.image(size), "设置")
         assert result.success
-        assert dialect.requests[-1].body.get("vl_high_resolution_images") is (True if flagged else None)
+        assert "vl_high_resolution_images" not in dialect.requests[-1].body
 
 
 def test_set_of_mark_among_competing_candidates(model_server, llm_client):

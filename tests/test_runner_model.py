@@ -179,6 +179,11 @@ def test_a_dynamic_target_is_located_by_the_vision_model(make_runner, sim_phone,
     assert 804 <= x < 936 and 78 <= y < 210
     assert sim_phone.snapshot()["foreground"]["screen"] == "search"
     assert result.model_usage.by_purpose["locate"]["calls"] == 1
+    # run.json names what the model was sent and how its numbers became device pixels (docs/models.md)
+    call = record(result)["steps"][1]["locate_result"]["element"]["metadata"]["model_calls"][0]
+    sent = model_server.requests_for("locate")[0].image_sizes()[-1]
+    assert call["sent"] == list(sent) and call["family"] == "unknown" and call["scale"] == "norm1000"
+    assert call["frame"]["source"] == [1080, 2400] and call["to_device"]["per_unit"] == [1.08, 2.4]
 
 
 def test_what_the_model_finds_for_a_reference_is_learned_and_the_next_run_is_free(

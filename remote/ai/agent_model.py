@@ -1,4 +1,5 @@
-"""A phone-agent model asked in its own protocol: AutoGLM-Phone, UI-TARS (MOBILE_USE), Qwen / GUI-Owl mobile_use.
+"""A phone-agent model asked in its own protocol: AutoGLM-Phone, UI-TARS (MOBILE_USE), Qwen / GUI-Owl mobile_use,
+GLM-4.1V / 4.5V's mobile agent (``Memory: … Reason: … Action: {"action_type": …}``) and ShowUI's navigation dict.
 
 ``AgentModel.next(task, screenshot, history)`` sends the protocol's prompt (its own
 action grammar, its own coordinate system), the earlier turns as text and the current
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from PIL import Image
 
 from remote.ai.answers import Action, Point, Scale, Verb
+from remote.ai.calls import CallLog
 from remote.ai.families import AgentProtocol, Family, family_for
 from remote.ai.frames import Frame, send_size
 from remote.ai.llm import UsesModel, ask_read
@@ -65,10 +67,11 @@ class AgentModel(UsesModel):
         self.family = family or family_for(llm_config.model, llm_config.family)
         if self.family.agent is None:
             raise ConfigError(f"model {llm_config.model!r} (family {self.family.name}) has no phone-agent protocol",
-                              hint="LLM_AGENT=always needs AutoGLM-Phone, UI-TARS or a Qwen VL model")
+                              hint="a phone agent is AutoGLM-Phone, UI-TARS, a Qwen VL model, GLM-4.1V/4.5V or ShowUI")
         self.protocol: AgentProtocol = self.family.agent
         self._client = client
         self._usage = usage
+        self.log = CallLog(self.family.name)   # the last turn's call: what was sent, what came back
 
     @property
     def name(self) -> str:
@@ -81,8 +84,11 @@ class AgentModel(UsesModel):
         frame = self.frame(screenshot.size)
         messages = self._messages(task, frame, history[-self.protocol.history:])
         shape = f"one action of your action space ({self._coordinates(frame)})"
+        self.log.clear()
+        read = self.log.reader(self.client, "agent", frame, self.protocol.convention,
+                               lambda raw: self.read(raw, frame), _noted)
         turn: AgentTurn = ask_read(self.client, messages, purpose=PURPOSE, images=[screenshot],
-                                   read=lambda raw: self.read(raw, frame), shape=shape, images_to="last")
+                                   read=read, shape=shape, images_to="last")
         return turn
 
     # -- reading ---------------------------------------------------------------------------------
@@ -116,14 +122,19 @@ class AgentModel(UsesModel):
 
     # -- asking ----------------------------------------------------------------------------------
 
-    def _system(self, task: str, frame: Frame) -> str:
+    def _system(self, task: str, frame: Frame, history: str = "") -> str:
         template = _template(self.protocol.prompt)
         side = 999 if self.protocol.convention.scale is Scale.NORM999 else None
-        values = {"task": task, "width": str(side or frame.seen[0]), "height": str(side or frame.seen[1])}
+        values = {"task": task, "width": str(side or frame.seen[0]), "height": str(side or frame.seen[1]),
+                  "history": history}
         return render_text(template, {k: values[k] for k in placeholders(template)},
                            source=f"prompts/{self.protocol.prompt}.txt")
 
     def _messages(self, task: str, frame: Frame, history: Sequence[Past]) -> list[dict[str, str]]:
+        if self.protocol.name in ("glm-v", "showui"):   # one user turn: the prompt, the task, the history as text
+            done = "\n".join(f"Step {i}: {p.raw.strip()[-600:]}\n(result: {p.outcome})"
+                              for i, p in enumerate(history)) or "None"
+            return [{"role": "user", "content": self._system(task, frame, done)}]
         system = self._system(task, frame)
         if self.protocol.name == "mobile_use":   # Qwen's cookbook: the history as text in one user turn
             done = "".join(f"Step {i}: {p.outcome}; " for i, p in enumerate(history, 1)) or "(none)"
@@ -142,3 +153,10 @@ class AgentModel(UsesModel):
             messages += [{"role": "assistant", "content": past.raw},
                          {"role": "user", "content": f"** Screen Info **\n上一步结果：{past.outcome}"}]
         return messages
+
+
+def _noted(turn: AgentTurn) -> dict[str, object]:
+    """What an agent reply was read as, in device pixels."""
+    return {"verb": turn.verb.value, "point": list(turn.point) if turn.point else None,
+            "end": list(turn.end) if turn.end else None, "text": turn.text, "direction": turn.direction,
+            "sensitive": turn.sensitive, "success": turn.success}

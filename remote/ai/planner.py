@@ -18,6 +18,8 @@ from typing import Any
 
 from PIL import Image
 
+from remote.ai.calls import sent_sizes
+from remote.ai.families import family_for
 from remote.ai.llm import UsesModel, ask_json
 from remote.ai.prompting import render
 from remote.ai.protocols import ChatModel
@@ -133,6 +135,10 @@ class Planner(UsesModel):
             return parse_plan(data, screen_size=screen_size, source=source, module=name)
 
         plan: TaskPlan = ask_json(self.client, messages, purpose="plan", images=images, expect=expect)
+        if images:   # the record says what the model saw (docs/models.md, "Reading a model call's record")
+            family = family_for(self.config.model, self.config.family)
+            plan.analysis["model_call"] = {"family": family.name, "source": list(images[0].size),
+                                           "sent": (sent_sizes(self.client) or [list(images[0].size)])[-1]}
         logger.info("planned %d steps (%s)%s", len(plan.steps), source,
                     f", repairs: {plan.analysis['repairs']}" if plan.analysis.get("repairs") else "")
         return plan

@@ -10,7 +10,8 @@ The shapes (facts in ``docs/models.md``, from each family's own documentation)::
     Action: click(start_box='<|box_start|>(190,68)<|box_end|>')      UI-TARS-1.5 (1.0: '(x,y)'; Doubao: '[x1,y1,x2,y2]')
     <answer>do(action="Tap", element=[500,300])</answer>              AutoGLM-Phone; finish(message="…")
     <tool_call>{"name": "mobile_use", "arguments": {...}}</tool_call>  Qwen / GUI-Owl mobile agents
-    {'action': 'CLICK', 'value': None, 'position': [0.73, 0.21]}     ShowUI (Python literal)
+    {'action': 'CLICK', 'value': None, 'position': [0.73, 0.21]}     ShowUI (Python literal; navigation: TAP, INPUT, SWIPE ...)
+    Memory: … Reason: … Action: {"action_type": "click", "box_2d": [[x1,y1,x2,y2]]}   GLM-4.1V / 4.5V mobile agent
     {"action": "left_click", "coordinate": [640, 212]}                Claude (computer use)
     {"found": true, "bbox": ["120", "40", "260", "96"]}               our own JSON (numbers as strings too)
     {"found": true, "mark": 3}                                       set-of-mark
@@ -122,6 +123,8 @@ def _from_object(data: dict[str, Any], convention: Convention) -> Item | None:
         return _from_object(data["arguments"], convention)
     if isinstance(data.get("action"), str) and data["action"].strip():
         return _json_action(data, convention)
+    if isinstance(data.get("action_type"), str) and data["action_type"].strip():
+        return _json_action(_action_type(data), convention)
     if all(k in data for k in ("xmin", "ymin", "xmax", "ymax")):   # named keys say their own order
         values = numbers([data["xmin"], data["ymin"], data["xmax"], data["ymax"]])
         return _geometry(values, Convention(convention.scale, "xy"))
@@ -131,16 +134,41 @@ def _from_object(data: dict[str, Any], convention: Convention) -> Item | None:
     return None
 
 
+# GLM-4.1V / 4.5V's mobile agent writes AndroidWorld's action names; its swipe names the finger's direction.
+_ACTION_TYPES = {"input_text": "type", "keyboard_enter": "enter", "navigate_home": "home", "navigate_back": "back",
+                 "status": "terminate", "open_app": "open_app"}
+_OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
+
+
+def _action_type(data: dict[str, Any]) -> dict[str, Any]:
+    """``{"action_type": "click", "box_2d": [[...]]}`` (GLM-V's mobile agent) as an ``action`` object: the box's
+    centre is the point, ``goal_status`` the status, a swipe's finger direction the content's (as UI-TARS's)."""
+    kind = str(data["action_type"]).strip().lower()
+    out: dict[str, Any] = {k: v for k, v in data.items() if k != "action_type"}
+    out["action"] = _ACTION_TYPES.get(kind, kind)
+    if "box_2d" in data:
+        out["coordinate"] = data["box_2d"]
+    if kind == "status":
+        out["status"] = "success" if str(data.get("goal_status", "")).lower() == "complete" else "fail"
+    if kind == "swipe" and str(data.get("direction", "")).lower() in _OPPOSITE:
+        out["direction"] = _OPPOSITE[str(data["direction"]).lower()]
+    return out
+
+
 def _json_action(data: dict[str, Any], convention: Convention) -> Item | None:
-    """mobile_use / Claude / ShowUI actions: ``{"action": "click", "coordinate": [x, y]}``."""
+    """mobile_use / Claude / ShowUI / GLM-V actions: ``{"action": "click", "coordinate": [x, y]}``; a ShowUI swipe's
+    ``position`` is ``[[x1, y1], [x2, y2]]``."""
     name = data["action"].strip().lower().replace(" ", "_")
     if name == "system_button":
         name = str(data.get("button") or "").strip().lower()
     verb = VERBS.get(name)
     if verb is None:
         return None
-    point = _geometry(numbers(next((data[k] for k in ("coordinate", "position", "point", "start_coordinate")
-                                    if k in data), None)), convention)
+    where = next((data[k] for k in ("coordinate", "position", "point", "start_coordinate") if k in data), None)
+    if verb is Verb.SWIPE and isinstance(where, list | tuple) and len(where) == 2 and \
+            all(isinstance(p, list | tuple) for p in where):
+        where, data = where[0], {**data, "end": where[1]}
+    point = _geometry(numbers(where), convention)
     end = _geometry(numbers(next((data[k] for k in ("coordinate2", "end_coordinate", "end") if k in data),
                                  None)), convention)
     text = next((data[k] for k in ("text", "value", "app_name", "content", "app", "message") if k in data), "")

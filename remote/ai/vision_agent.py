@@ -16,7 +16,7 @@ the one reader (:mod:`remote.ai.reader`) and mapped back exactly. Then:
   (set-of-mark among the elements there, else a zoomed crop); what is not confirmed
   is not returned;
 - **zoom**: a trusted family's small box with nothing under it is asked again on an
-  enlarged crop.
+  enlarged crop; a box its own second look does not find is not returned either.
 
 A reply that cannot be read, or that points outside the image, gets one corrective
 re-ask naming the family's convention; then ``LocateResult(success=False, ...)``,
@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
 from remote.ai import images as imaging
+from remote.ai.calls import CallLog
 from remote.ai.families import Family, family_for
 from remote.ai.frames import Frame, send_size
 from remote.ai.llm import UsesModel, ask_read
@@ -97,6 +98,7 @@ class VisionAgent(UsesModel):
         self.zoom = zoom
         self._client = client
         self._usage = usage
+        self.log = CallLog(self.family.name)   # the calls of the last locate (what was sent, what came back)
 
     # -- public (the VisionTier protocol) --------------------------------------------------------
 
@@ -124,6 +126,7 @@ class VisionAgent(UsesModel):
     def _locate(self, screenshot: Image.Image, description: str, reference: Image.Image | None,
                 candidates: Sequence[Any], elements: Sequence[UIElement]) -> LocateResult:
         start = time.monotonic()
+        self.log.clear()
         if not self.config.supports_vision:
             return self._fail(start, f"model {self.config.model!r} cannot see images; no vision locate")
         picked = [(b, _candidate_label(c)) for c in candidates[:MAX_MARKS] if (b := _candidate_box(c))]
@@ -145,6 +148,7 @@ class VisionAgent(UsesModel):
         element, note = result
         element.metadata.setdefault("how", note)
         element.metadata.setdefault("family", self.family.name)
+        element.metadata["model_calls"] = list(self.log.calls)
         return LocateResult(True, element, method_used="vision", elapsed_ms=(time.monotonic() - start) * 1000,
                             tiers_tried=["vision"])
 
@@ -178,6 +182,9 @@ class VisionAgent(UsesModel):
             if isinstance(zoomed, tuple):
                 return self._element(zoomed, description, located.data, first_estimate=box, **meta), \
                     "coordinates+zoom"
+            if zoomed is None:   # its own closer look did not find it: the first box was a guess
+                return (f"the {self.family.name} model's box {list(box)} was not found again by its own zoomed "
+                        "second look; not tapping a guess")
         return self._element(box, description, located.data, **meta), "coordinates"
 
     def _confirm(self, screenshot: Image.Image, description: str, reference: Image.Image | None,
@@ -229,7 +236,8 @@ class VisionAgent(UsesModel):
         prompt = render("locate_marks", {"description": description, "candidates": listing, "images_note": note})
         images = [reference, marked] if reference is not None else [marked]
         located = ask_read(self.client, [{"role": "user", "content": prompt}], purpose="locate", images=images,
-                           read=lambda raw: read_located(raw, self.family, frame, marks=len(boxes)),
+                           read=self._reader("set-of-mark", frame,
+                                             lambda raw: read_located(raw, self.family, frame, marks=len(boxes))),
                            shape='one JSON object: {"found": true, "mark": N} with N one of the numbers drawn')
         if located.not_found is not None:
             return self._not_found(located.not_found.reason, located.not_found.suggestion)
@@ -253,8 +261,8 @@ class VisionAgent(UsesModel):
         values = {"description": description, **self._ask_values(frame)}
         try:
             located: Located = ask_read(self.client, [{"role": "user", "content": render("locate_zoom", values)}],
-                               purpose="locate", images=[crop], read=lambda raw: read_located(raw, self.family, frame),
-                               shape=self._shape(frame))
+                               purpose="locate", images=[crop], shape=self._shape(frame),
+                               read=self._reader("zoom", frame, lambda raw: read_located(raw, self.family, frame)))
         except ModelError as exc:
             logger.info("zoom pass failed (%s)", exc.message)
             return exc.message
@@ -285,9 +293,13 @@ class VisionAgent(UsesModel):
             prompt = render("locate_native", {"description": description, **self._ask_values(frame)})
             images = [screenshot]
         located: Located = ask_read(self.client, [{"role": "user", "content": prompt}], purpose="locate",
-                                    images=images, read=lambda raw: read_located(raw, self.family, frame),
-                                    shape=self._shape(frame))
+                                    images=images, shape=self._shape(frame),
+                                    read=self._reader("locate", frame, lambda raw: read_located(raw, self.family, frame)))
         return located
+
+    def _reader(self, kind: str, frame: Frame, read: Callable[[str], Located]) -> Callable[[str], Located]:
+        """``read``, noting each reply with what was sent (the family's convention and frame) in ``self.log``."""
+        return self.log.reader(self.client, kind, frame, self.family.convention, read, _noted)
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -310,6 +322,12 @@ class VisionAgent(UsesModel):
     @staticmethod
     def _not_found(reason: str, suggestion: str) -> str:
         return f"not found: {reason or 'not on the screen'}" + (f"; suggestion: {suggestion}" if suggestion else "")
+
+
+def _noted(located: Located) -> dict[str, Any]:
+    """What a locate reply was read as: the numbers as written, the device boxes, a mark or a not-found."""
+    return {"values": [list(v) for v in located.values], "device_boxes": [list(b) for b in located.boxes],
+            "mark": located.mark, "not_found": located.not_found.reason if located.not_found else None}
 
 
 def list_learned(assets: Any) -> list[dict[str, Any]]:

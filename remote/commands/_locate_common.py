@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
@@ -30,16 +31,18 @@ def load_text(path: str, what: str) -> str:
     return p.read_text(encoding="utf-8", errors="replace")
 
 
-def report(result: LocateResult, *, as_json: bool, annotate: str | None, screenshot: Image.Image) -> int:
-    """Print a locate result; exit 0 when found reliably, 1 when not found or ambiguous."""
+def report(result: LocateResult, *, as_json: bool, annotate: str | None, screenshot: Image.Image,
+           extra: dict[str, Any] | None = None) -> int:
+    """Print a locate result (``extra`` keys added to its JSON); exit 0 when found reliably, 1 when not found or
+    ambiguous."""
     found = result.success and result.reliable and result.element is not None
     if result.failure is LocateFailure.UNAVAILABLE:   # a broken install: the environment failed, exit 2
         if as_json:
-            print(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
+            print(json.dumps({**result.to_dict(), **(extra or {})}, ensure_ascii=False, indent=1))
         print(f"error: {result.error}", file=sys.stderr)
         return ExitCode.ENVIRONMENT
     if as_json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
+        print(json.dumps({**result.to_dict(), **(extra or {})}, ensure_ascii=False, indent=1))
     elif result.success and result.element is not None:
         el = result.element
         print(f"found by {result.method_used}: box {list(el.bbox)} center {list(el.center)} "

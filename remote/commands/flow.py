@@ -1,4 +1,5 @@
-"""`remote flow SCREENSHOT "TASK"`: route, plan (template or model) and locate every step on one screenshot."""
+"""`remote flow SCREENSHOT "TASK"`: route, plan (template or model) and locate every step on one screenshot; a
+``dynamic:`` step by the configured model as a run does (none configured: "no model configured", exit 2)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ from typing import Any
 
 from remote.apps.near import did_you_mean
 from remote.commands._locate_common import load_image, load_text
+from remote.commands._models import call_lines, calls_of, offline_models
 from remote.commands._modules import registry as module_registry
 from remote.config import LLMConfig
 from remote.core.locate.screen import Screen
+from remote.core.locate.target_ref import parse_target
 from remote.core.record.report import annotate
+from remote.core.records import LocateStrategy
 from remote.errors import ModelNotConfigured
 from remote.runner.offline import module_locator
 
@@ -22,8 +26,10 @@ def run(args: argparse.Namespace) -> int:
     registry = module_registry()
     module, score = (registry.get(args.module), 1.0) if args.module else registry.route(args.task)
     plan = registry.handler(module).plan(args.task)
+    locator = module_locator(registry, module.name)
+    config = LLMConfig.from_env()
+    offline = None
     if plan is None:
-        config = LLMConfig.from_env()
         if not config.configured:
             near = did_you_mean(registry.near_misses(args.task))
             try:
@@ -32,22 +38,36 @@ def run(args: argparse.Namespace) -> int:
                 raise ModelNotConfigured(f"no template of module {module.name!r} fits the task"
                                          + (f"; {near}" if near else ".") + f" No model can plan it: {exc.message}",
                                          hint=f"{exc.hint}; or pick a task from `python -m remote modules`") from exc
-        from remote.ai.planner import Planner
-
-        plan = Planner(config).plan(args.task, image, module=module, hierarchy=xml)
-    locator = module_locator(registry, module.name)
+        offline = offline_models(locator.assets, "planning this task", vision=False)
+        if offline.models.planner is None:   # a phone-agent family: a run lets it drive, turn by turn
+            raise ModelNotConfigured(f"{offline.models.no_planner}: a run lets it drive the task itself",
+                                     hint=f'ask it for its first action: remote plan SHOT "{args.task}" --agent')
+        plan = offline.models.planner.plan(args.task, image, module=module, hierarchy=xml)
+    dynamic = [t for step in plan.steps for t in step.targets if parse_target(t)[0] == "dynamic"]
+    # dynamic: targets only a model can look for (as a run's vision tier); the others stay with the free tiers:
+    # later steps are meant for later screens, and asking the model for them here would spend calls on guesses
+    seer = None
+    if dynamic:
+        if offline is None or offline.vision is None:
+            offline = offline_models(locator.assets, f"the target {dynamic[0]!r}")
+        seer = module_locator(registry, module.name, LocateStrategy.OPENCV_FIRST, vision=offline.vision)
     screen = Screen(image, xml)
     rows: list[dict[str, Any]] = []
     boxes = []
     for step in plan.steps:
         row: dict[str, Any] = {"step": step.step, "action": step.action.value, "target_ref": step.target_ref, "params": step.params}
         if step.target_ref:
-            res = next((r for r in (locator.locate(t, screen) for t in step.targets) if r.success),
-                       None) or locator.locate(step.target_ref, screen)
+            finder = seer if seer is not None and any(parse_target(t)[0] == "dynamic" for t in step.targets) \
+                else locator
+            res = next((r for r in (finder.locate(t, screen) for t in step.targets) if r.success),
+                       None) or finder.locate(step.target_ref, screen)
             el = res.element
             row.update(found=res.success, tier=res.method_used, reliable=res.reliable,
                        bbox=list(el.bbox) if el else None, center=list(el.center) if el else None,
                        confidence=round(el.confidence, 3) if el else None, ms=res.elapsed_ms, error=res.error)
+            if res.method_used == "vision" or "vision" in res.tiers_tried:
+                row["model_calls"] = calls_of(el) if el is not None and res.method_used == "vision" else \
+                    calls_of(offline.vision if offline is not None else None)
             if el:
                 boxes.append((step.step, el))
         rows.append(row)
@@ -73,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
                       f" ({r['ms']:.0f} ms){'' if r['reliable'] else ' AMBIGUOUS'}")
             else:
                 print(f"{head}\n      not found: {r['error']}")
+            for line in call_lines(r.get("model_calls", [])):
+                print(f"    {line}")
         if args.annotate:
             print(f"annotated copy: {args.annotate}")
     # Later steps are meant for later screens: "not found" here is information, not failure.

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from remote.ai.agent_model import AgentModel, AgentTurn, Past
 from remote.ai.answers import Verb
+from remote.ai.calls import summary
 from remote.core.locate.screen import Screen
 from remote.core.record.recorder import RunRecorder
 from remote.core.records import (
@@ -132,6 +133,7 @@ class AgentLoop:
             sr.notes.append(f"agent: {translated.note}")
             if turn.thought:
                 sr.notes.append(f"agent thought: {turn.thought[:200]}")
+            sr.notes += [f"model {summary(call)}" for call in self.agent.log.calls]   # size sent, frame, convention
             self._record(sr, result)
             changed = changed or _changed(sr)
             if sr.status is StepStatus.FAILED:

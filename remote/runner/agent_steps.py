@@ -12,7 +12,7 @@ what comes next.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from remote.ai.agent_model import AgentTurn
 from remote.ai.answers import Verb
@@ -82,6 +82,8 @@ def _steps_for(turn: AgentTurn, screen: Screen, words: tuple[str, ...]) -> Trans
     if verb is Verb.TYPE:
         text = turn.text.rstrip("\n")
         steps = [_step(ActionName.INPUT_TEXT, "agent: type", params={"text": text, "clear": True})]
+        if turn.point is not None:   # GLM-V's input_text and ShowUI's INPUT name the field: it is tapped first
+            steps[:0] = _tap(replace(turn, verb=Verb.TAP), screen, words).steps
         if turn.text.endswith("\n"):   # UI-TARS: a trailing newline submits
             steps.append(_step(ActionName.PRESS_KEY, "agent: submit", params={"key": "ENTER"}))
         return Translated(steps, f"type {text[:40]!r}")

@@ -1,6 +1,6 @@
 """How each model family writes its answers, for the loopback model server (``model-sim --family NAME``).
 
-Built from the facts in ``../shared/MODELS.md`` (sources per family in docs/models.md), on
+Built from the published facts in docs/models.md (the public sources per family are there), on
 purpose without importing the product's own family code: the server plays the model, the
 product reads it. A *neutral* answer says where the target is in phone pixels (``{"box":
 [x1, y1, x2, y2]}``, ``{"point": [x, y]}``) or what to do (``{"action": "tap", "box": [...]}``);
@@ -35,7 +35,7 @@ class Dialect:
     min_pixels: int = 0
     max_pixels: int = 0             # the model's own cap
     server_pixels: int = 0          # the provider's cap when vl_high_resolution_images is not sent
-    agent: str = ""                 # autoglm | ui-tars | mobile_use
+    agent: str = ""                 # autoglm | ui-tars | mobile_use | glm-v | showui
     box_style: str = "json"
     point_style: str = "json"
 
@@ -49,7 +49,7 @@ DIALECTS: dict[str, Dialect] = {d.name: d for d in (
     Dialect("qwen-vl-max-2508", "pixel", block=32, min_pixels=4 * 32 * 32, max_pixels=16384 * 32 * 32,
             server_pixels=1280 * Q * Q, agent="mobile_use", box_style="qwen", point_style="qwen_point"),
     Dialect("qwen3-vl", "norm1000", block=32, agent="mobile_use", box_style="qwen", point_style="qwen_point"),
-    Dialect("glm-v", "norm1000", box_style="glm", point_style="glm"),
+    Dialect("glm-v", "norm1000", agent="glm-v", box_style="glm", point_style="glm"),
     Dialect("gemini", "norm1000", order="yx", box_style="gemini", point_style="gemini_point"),
     Dialect("gpt", "pixel", box_style="ours", point_style="ours_point"),
     Dialect("claude", "pixel", box_style="claude", point_style="claude"),
@@ -60,7 +60,7 @@ DIALECTS: dict[str, Dialect] = {d.name: d for d in (
     Dialect("doubao-vision", "norm1000", box_style="bbox_tag", point_style="point_tag"),
     Dialect("autoglm-phone", "norm1000", agent="autoglm", box_style="autoglm", point_style="autoglm"),
     Dialect("os-atlas", "norm1000", box_style="atlas", point_style="atlas"),
-    Dialect("showui", "fraction", box_style="showui_action", point_style="showui"),
+    Dialect("showui", "fraction", agent="showui", box_style="showui_action", point_style="showui"),
     Dialect("unknown", "norm1000", box_style="ours", point_style="ours_point"),
 )}
 
@@ -209,6 +209,11 @@ def render_action(dialect: Dialect, reply: dict[str, Any], screen: Size, frame: 
         args = _mobile_use(verb, xy, text, reply, dialect, screen, frame)
         call = json.dumps({"name": "mobile_use", "arguments": args}, ensure_ascii=False)
         return f"Thought: {thought}\nAction: \"{verb}\"\n<tool_call>\n{call}\n</tool_call>"
+    if dialect.agent == "glm-v":
+        action = json.dumps(_glm_v(verb, reply, text, dialect, screen, frame), ensure_ascii=False)
+        return f"<think>{thought}</think><answer>Memory: None\nReason: {thought}\nAction: {action}</answer>"
+    if dialect.agent == "showui":
+        return str(_showui(verb, xy, text, reply, dialect, screen, frame))
     raise ValueError(f"family {dialect.name} has no phone-agent protocol")
 
 
@@ -259,3 +264,42 @@ def _mobile_use(verb: str, xy: list[Any] | None, text: str, reply: dict[str, Any
         "wait": {"action": "wait", "time": 1}, "finish": {"action": "terminate", "status": "success"},
         "take_over": {"action": "answer", "text": text}}
     return simple[verb]
+
+
+def _glm_v(verb: str, reply: dict[str, Any], text: str, d: Dialect, s: Size, f: Size) -> dict[str, Any]:
+    """GLM-4.1V's mobile agent (AndroidWorld action names, a 0-999 ``box_2d``; a swipe names the finger's way)."""
+    box = [_values(d, fractions_of(reply["box"], s), f)] if "box" in reply else None
+    if box is None and "point" in reply:
+        x, y = _point_values(d, reply, "point", s, f)
+        box = [[x, y, x, y]]
+    if verb in ("tap", "long_press"):
+        return {"action_type": "click" if verb == "tap" else "long_press", "box_2d": box}
+    if verb == "type":
+        return {"action_type": "input_text", "text": text, **({"box_2d": box} if box else {}), "override": True}
+    if verb == "swipe":
+        a, b = _point_values(d, reply, "from", s, f), _point_values(d, reply, "to", s, f)
+        dx, dy = b[0] - a[0], b[1] - a[1]
+        way = ("right" if dx > 0 else "left") if abs(dx) > abs(dy) else ("down" if dy > 0 else "up")
+        return {"action_type": "swipe", "direction": way}
+    simple = {"launch": {"action_type": "open_app", "app_name": text}, "back": {"action_type": "navigate_back"},
+              "home": {"action_type": "navigate_home"}, "wait": {"action_type": "wait"},
+              "take_over": {"action_type": "answer", "text": text},
+              "finish": {"action_type": "status", "goal_status": "complete"}}
+    return simple[verb]
+
+
+def _showui(verb: str, xy: list[Any] | None, text: str, reply: dict[str, Any], d: Dialect, s: Size,
+            f: Size) -> dict[str, Any]:
+    """ShowUI's navigation dict (a Python literal; positions 0-1)."""
+    if verb == "tap":
+        return {"action": "TAP", "value": None, "position": xy}
+    if verb == "type":
+        return {"action": "INPUT", "value": text, "position": xy}
+    if verb == "swipe":
+        return {"action": "SWIPE", "value": None,
+                "position": [_point_values(d, reply, "from", s, f), _point_values(d, reply, "to", s, f)]}
+    if verb == "finish":
+        return {"action": "ANSWER", "value": text or "task complete", "position": None}
+    if verb == "enter":
+        return {"action": "ENTER", "value": None, "position": None}
+    raise ValueError(f"ShowUI's smartphone action space has no {verb!r}")

@@ -1,8 +1,8 @@
 """qwen-vl-max / qwen-vl-plus without a date (or ``-latest``) on DashScope: which snapshot the alias points to
 changes over time, and the snapshots disagree on the block (28 before 2025-08, 32 from the 2025-08-13
 snapshot). Both answer in pixels of their resized frame, so images go out with sides that are multiples of
-both (224): whichever snapshot answers, the frame it saw is the image sent. Sources: MODELS.md (DashScope
-rows); Alibaba Model Studio model list.
+both (224): whichever snapshot answers, the frame it saw is the image sent. Sources: Alibaba Model Studio
+model list; docs/models.md (family table).
 """
 
 from remote.ai.families.qwen25 import FAMILY as QWEN25
@@ -30,5 +30,5 @@ FAMILY = Family(
     request=HIGH_RESOLUTION,
     request_hosts=DASHSCOPE_HOSTS,
     agent=AgentProtocol("mobile_use", "agent_mobile_use", PIXEL, drives_alone=False),
-    sources=("MODELS.md: qwen-vl-max rows", "Alibaba Model Studio model list"),
+    sources=("Alibaba Model Studio model list",),
 )

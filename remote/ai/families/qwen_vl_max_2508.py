@@ -1,5 +1,6 @@
 """qwen-vl-max / qwen-vl-plus snapshots dated 2025-08 and later: pixels of the resized frame, sides in
-multiples of 32 (32x32 px tokens). Sources: public write-ups of the 2025-08-13 snapshot (MODELS.md).
+multiples of 32 (32x32 px tokens). Sources: public write-ups of the 2025-08-13 snapshot (32x32 px tokens); Alibaba Model Studio model list;
+docs/models.md (family table).
 """
 
 from remote.ai.families.qwen25 import FAMILY as QWEN25
@@ -24,5 +25,5 @@ FAMILY = Family(
     request=HIGH_RESOLUTION,
     request_hosts=DASHSCOPE_HOSTS,
     agent=AgentProtocol("mobile_use", "agent_mobile_use", PIXEL, drives_alone=False),
-    sources=("MODELS.md: qwen-vl-max dated 2025-08 and later",),
+    sources=("public write-ups of qwen-vl-max-2025-08-13 (32x32 px tokens)", "Alibaba Model Studio model list"),
 )

@@ -1,9 +1,13 @@
 """ShowUI (showlab): **0-1 fractions**, a bare ``[x, y]`` for grounding, navigation as a Python literal
-``{'action': 'CLICK', 'value': None, 'position': [x, y]}``. Source: showlab/ShowUI ``QUICK_START.md``.
+``{'action': 'CLICK', 'value': None, 'position': [x, y]}``. Its smartphone navigation action space is ``TAP``,
+``INPUT`` (value and position), ``SWIPE`` (position ``[[x1,y1], [x2,y2]]``), ``ENTER`` and ``ANSWER`` (value: the
+status, "task complete"), under a fixed system prompt with ``Task:`` and ``Action History:``. It cannot write our
+JSON plans, so it drives every task no template covers. Sources: showlab/ShowUI ``QUICK_START.md``,
+``data/template/shared_navigation.py``.
 """
 
 from remote.ai.answers import Convention, Scale
-from remote.ai.families.spec import Family
+from remote.ai.families.spec import AgentProtocol, Family
 
 FAMILY = Family(
     name="showui",
@@ -14,5 +18,6 @@ FAMILY = Family(
     shape="[x, y] with x and y from 0 to 1",
     not_found="not found",
     json_prompts=False,
-    sources=("showlab/ShowUI QUICK_START.md",),
+    agent=AgentProtocol("showui", "agent_showui", Convention(Scale.FRACTION)),
+    sources=("showlab/ShowUI QUICK_START.md", "showlab/ShowUI data/template/shared_navigation.py"),
 )

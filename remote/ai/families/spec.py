@@ -9,6 +9,7 @@ a family is adding a file and listing it in ``families/__init__.py``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from remote.ai.answers import Convention, Scale
 from remote.ai.frames import FramePolicy
@@ -20,7 +21,8 @@ QWEN3_BLOCK = 32
 # (Model Studio, 图像理解 / 视觉定位). Pixel families stay under it, so a gateway that drops the flag cannot
 # move the frame the model's numbers refer to.
 DASHSCOPE_PIXELS = 1280 * 28 * 28
-DASHSCOPE_HOSTS = ("dashscope",)
+# DashScope's OpenAI-compatible endpoints (Model Studio: Beijing and the international Singapore region).
+DASHSCOPE_HOSTS = ("dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com")
 HIGH_RESOLUTION = (("vl_high_resolution_images", True),)
 JSON_NOT_FOUND = '{"found": false, "reason": "what the screen shows instead"}'
 
@@ -31,8 +33,8 @@ class AgentProtocol:
     can do anything else (``drives_alone``: it cannot write our JSON plans, so it drives every task no
     template covers)."""
 
-    name: str                   # autoglm | ui-tars | mobile_use
-    prompt: str                 # prompts/<prompt>.txt (rendered with $task, and $width/$height of the frame)
+    name: str                   # autoglm | ui-tars | mobile_use | glm-v | showui
+    prompt: str                 # prompts/<prompt>.txt ($task; $width/$height of the frame; $history as text)
     convention: Convention
     drives_alone: bool = True
     history: int = 8            # earlier turns kept (text only; the current screenshot is the one image)
@@ -53,16 +55,33 @@ class Family:
     trusted: bool = True                    # trained grounding; False: set-of-mark, or a confirmed answer
     json_prompts: bool = True               # follows our JSON prompts (plans, checks, set-of-mark)
     request: tuple[tuple[str, object], ...] = ()   # extra request fields ...
-    request_hosts: tuple[str, ...] = ()     # ... sent only to these hosts (empty: to every host)
+    request_hosts: tuple[str, ...] = ()     # ... sent only to these hosts and their subdomains (empty: to every host)
     agent: AgentProtocol | None = None
     thinking: bool = False                  # may write <think> drafts into the reply
     sources: tuple[str, ...] = ()
 
     def extra_body(self, base_url: str) -> dict[str, object]:
-        """The request fields this family's provider understands at ``base_url``."""
-        if self.request_hosts and not any(host in base_url for host in self.request_hosts):
+        """The request fields this family's provider understands at ``base_url``: decided by the URL's host
+        name, never by text elsewhere in it (a path or a query naming the provider is not the provider).
+
+        >>> from remote.ai.families import by_name
+        >>> by_name("qwen3-vl").extra_body("https://dashscope.aliyuncs.com/compatible-mode/v1")
+        {'vl_high_resolution_images': True}
+        >>> by_name("qwen3-vl").extra_body("https://gateway.example/dashscope/v1?to=dashscope.aliyuncs.com")
+        {}
+        """
+        if self.request_hosts and not on_hosts(base_url, self.request_hosts):
             return {}
         return dict(self.request)
+
+
+def on_hosts(url: str, hosts: tuple[str, ...]) -> bool:
+    """``url``'s host name is one of ``hosts`` or a subdomain of one (``urllib.parse``, case-insensitive)."""
+    try:
+        name = (urlsplit(url.strip()).hostname or "").rstrip(".")
+    except ValueError:   # a malformed URL (an unclosed IPv6 bracket): no provider's host
+        return False
+    return any(name == host or name.endswith("." + host) for host in hosts)
 
 
 PIXEL = Convention(Scale.PIXEL)
