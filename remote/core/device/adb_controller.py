@@ -193,6 +193,10 @@ class ADBController:
         """The running dump's screen count and start (`time.monotonic`), None when none runs."""
         return self.dumper.underway
 
+    def tree_is_cheap(self) -> bool:
+        """A fresh tree comes from the resident server (or will: it has not been tried yet)."""
+        return self.tree.cheap
+
     def dump_stats(self) -> DumpStats:
         self.dumper.stats.tree = self.tree.report.to_dict()
         return self.dumper.stats

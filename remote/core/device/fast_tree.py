@@ -117,6 +117,11 @@ class FastTree:
     def state(self) -> TreeState:
         return TreeState(self.report.state)
 
+    @property
+    def cheap(self) -> bool:
+        """Trees come (or are about to come) from the server, not the dump."""
+        return self.mode is not TreeMode.DUMP and self.state is not TreeState.OFF
+
     def read(self) -> str | None:
         if self.mode is TreeMode.DUMP or self.state is TreeState.OFF:
             return None
