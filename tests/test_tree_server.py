@@ -139,3 +139,28 @@ def test_a_tree_read_before_the_last_action_is_not_reused(sim_server, sim_phone)
     assert adb.recent_dump(5.0) is not None
     adb.tap(540, 1200)
     assert adb.recent_dump(5.0) is None
+
+
+def doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str) -> tuple[int, dict[str, dict]]:
+    path = tmp_path / "phone.yaml"
+    path.write_text("uiautomator_delay_ms: 0\n" + scenario, encoding="utf-8")
+    code = main(["doctor", "--device", "sim", "--tree", "auto", "--scenario", str(path), "--json"])
+    return code, {c["check"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+
+
+def test_doctor_says_the_fast_tree_started_its_version_and_a_warm_read(tmp_path, capsys):
+    code, lines = doctor(tmp_path, capsys, "")
+    assert code == 0 and lines["fast tree"]["ok"] and lines["UI dump"]["ok"]
+    assert lines["fast tree"]["measured"].startswith("u2.jar 0.4.1 (cold start ") and "warm read" in \
+        lines["fast tree"]["measured"]
+
+
+@pytest.mark.parametrize(("scenario", "ok", "says"), [
+    ("automation_holder: appium\n", False, "Appium's UiAutomator2 server"),
+    ("tree_server_crashes: true\n", True, "--tree dump"),
+])
+def test_doctor_says_why_the_fast_tree_did_not_start_and_what_to_do(tmp_path, capsys, scenario, ok, says):
+    code, lines = doctor(tmp_path, capsys, scenario)
+    line = lines["fast tree"]
+    assert line["ok"] is ok and line["measured"].startswith("not started: ") and line["steps"]
+    assert says in line["measured"] + " ".join(line["steps"])
