@@ -33,6 +33,15 @@ def run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str, *
     return code, summary, record
 
 
+def done(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str) -> tuple[dict, dict, dict]:
+    """The headline through the CLI, which must succeed with the message delivered: (the run's tree report,
+    the phone's tree-server counts, the record)."""
+    code, summary, record = run_cli(tmp_path, capsys, scenario)
+    assert code == 0 and summary["status"] == "success"
+    assert record["device_state"]["chats"] == {"张三": ["你好"]}
+    return record["device"]["dumps"]["tree"], served(record), record
+
+
 def dumps(record: dict) -> list[str]:
     return [c for c in record["device_state"]["commands"] if "uiautomator dump" in c]
 
@@ -57,48 +66,37 @@ def test_auto_reads_every_tree_from_the_server_and_reports_its_cold_start(tmp_pa
 @pytest.mark.slow
 def test_another_holder_means_the_dump_the_holder_named_and_the_task_done(tmp_path, capsys):
     # Appium holds UiAutomation for the launch and the first dump, then lets go (a session that was ending)
-    code, summary, record = run_cli(tmp_path, capsys, "automation_holder: appium\nautomation_holder_refusals: 2\n")
-    assert code == 0 and summary["status"] == "success"
-    assert record["device_state"]["chats"] == {"张三": ["你好"]}
-    tree = record["device"]["dumps"]["tree"]
+    tree, phone, record = done(tmp_path, capsys, "automation_holder: appium\nautomation_holder_refusals: 2\n")
     assert tree["state"] == "off" and tree["trouble"] == "held"
     assert "Appium's UiAutomator2 server" in tree["holder"] and "Appium" in tree["fallback"]
-    assert served(record)["launches"] == 0 and len(dumps(record)) >= 2
+    assert phone["launches"] == 0 and len(dumps(record)) >= 2
 
 
 @pytest.mark.slow
 def test_a_server_killed_mid_run_is_relaunched_once_and_the_task_done(tmp_path, capsys):
-    code, summary, record = run_cli(tmp_path, capsys, "tree_server_dies_after: [2]\n")
-    assert code == 0 and summary["status"] == "success"
-    tree = record["device"]["dumps"]["tree"]
+    tree, phone, record = done(tmp_path, capsys, "tree_server_dies_after: [2]\n")
     assert tree["relaunches"] == 1 and tree["state"] == "serving"
-    assert served(record)["launches"] == 2 and dumps(record) == []
+    assert phone["launches"] == 2 and dumps(record) == []
 
 
 @pytest.mark.slow
 def test_a_server_that_dies_again_leaves_the_dump_for_the_rest_of_the_run_never_both(tmp_path, capsys):
-    code, summary, record = run_cli(tmp_path, capsys, "tree_server_dies_after: [2, 1]\n")
-    assert code == 0 and summary["status"] == "success"
-    assert record["device_state"]["chats"] == {"张三": ["你好"]}
-    tree = record["device"]["dumps"]["tree"]
+    tree, phone, record = done(tmp_path, capsys, "tree_server_dies_after: [2, 1]\n")
     assert tree["relaunches"] == 1 and tree["state"] == "off" and tree["trouble"] == "died"
-    assert served(record)["launches"] == 2 and len(dumps(record)) >= 1
-    assert served(record)["dumps_refused"] == 0 and not served(record)["running"]   # stopped before any dump
+    assert phone["launches"] == 2 and len(dumps(record)) >= 1
+    assert phone["dumps_refused"] == 0 and not phone["running"]   # stopped before any dump
 
 
 @pytest.mark.slow
 def test_empty_hierarchies_are_read_again(tmp_path, capsys):
-    code, summary, record = run_cli(tmp_path, capsys, "tree_server_empty_reads: 2\n")
-    assert code == 0 and summary["status"] == "success"
-    assert served(record)["reads"] == record["device"]["dumps"]["tree"]["reads"] + 2 and dumps(record) == []
+    tree, phone, record = done(tmp_path, capsys, "tree_server_empty_reads: 2\n")
+    assert phone["reads"] == tree["reads"] + 2 and dumps(record) == []
 
 
 @pytest.mark.slow
 def test_a_stale_tree_after_an_action_is_not_trusted(tmp_path, capsys):
-    code, summary, record = run_cli(tmp_path, capsys, "tree_server_stale_reads: 1\n")
-    assert code == 0 and summary["status"] == "success"
-    assert record["device_state"]["chats"] == {"张三": ["你好"]}
-    assert record["device"]["dumps"]["tree"]["stale_rereads"] >= 1
+    tree, phone, _ = done(tmp_path, capsys, "tree_server_stale_reads: 1\n")
+    assert tree["stale_rereads"] >= 1 and phone["reads"] == tree["reads"]
 
 
 def test_tree_dump_never_starts_the_server(tmp_path, capsys):
