@@ -108,8 +108,9 @@ def test_tree_dump_never_starts_the_server(tmp_path, capsys):
 @pytest.mark.sim(tree_server_crashes=True)
 def test_tree_server_alone_fails_clearly_when_the_server_cannot_start(sim_server, sim_phone):
     adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.SERVER).connect()
-    with pytest.raises(DumpFailed, match="quit at start"):
-        adb.dump_hierarchy()
+    for _ in range(2):       # the second read does not turn to the dump either
+        with pytest.raises(DumpFailed, match="quit at start"):
+            adb.dump_hierarchy()
     assert sim_phone.tree_server.dumps_refused == 0 and not [c for c in sim_phone.commands if "uiautomator" in c]
 
 
@@ -162,3 +163,13 @@ def test_doctor_says_why_the_fast_tree_did_not_start_and_what_to_do(tmp_path, ca
     line = lines["fast tree"]
     assert line["ok"] is ok and line["measured"].startswith("not started: ") and line["steps"]
     assert says in line["measured"] + " ".join(line["steps"])
+
+
+def test_the_config_key_takes_the_three_modes_and_refuses_others():
+    from remote.config import Settings
+    from remote.errors import ConfigError
+
+    assert Settings.from_env({"REMOTE_TREE": "Server"}).tree == "server"
+    assert Settings.from_env({}).tree == "auto"
+    with pytest.raises(ConfigError, match="REMOTE_TREE"):
+        Settings.from_env({"REMOTE_TREE": "fast"})

@@ -123,6 +123,8 @@ class FastTree:
         return self.mode is not TreeMode.DUMP and self.state is not TreeState.OFF
 
     def read(self) -> str | None:
+        if self.mode is TreeMode.SERVER and self.state is TreeState.OFF:   # never the dump: the same failure again
+            raise TreeServerError(Trouble(self.report.trouble), self.report.fallback)
         if self.mode is TreeMode.DUMP or self.state is TreeState.OFF:
             return None
         if self.state is TreeState.NOT_STARTED and not self._start():
@@ -208,7 +210,8 @@ class FastTree:
         self.report.trouble = exc.trouble.value
         if exc.trouble is Trouble.HELD:
             self.report.holder = self.holder_of()
-        self.report.fallback = fallback_text(exc, self.report.holder)
+        self.report.fallback = fallback_text(exc, self.report.holder) if self.mode is TreeMode.AUTO else \
+            f"{exc} ({exc.trouble.value}): --tree server reads no tree"
         logger.warning("fast tree off: %s", self.report.fallback)
         if self.mode is TreeMode.SERVER:
             raise exc
