@@ -226,13 +226,13 @@ def _read_http(conn: socket.socket) -> tuple[str, str, bytes] | None:
 
 
 def _reply(phone: Phone, conn: socket.socket, status: int, body: bytes, kind: str) -> None:
-    from remote.sim.realism import paced  # realism imports this module
-
     reason = {200: "OK", 404: "Not Found"}[status]
     data = f"HTTP/1.1 {status} {reason}\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n" \
         "Connection: close\r\n\r\n".encode() + body
-    for piece in paced(phone, data, threading.Event()):     # at the scenario's link speed, as shell output
-        conn.sendall(piece)
+    speed = phone.scenario.link_mb_s     # the link carries the reply as it carries shell output
+    if speed:
+        time.sleep(len(data) / (speed * 1_000_000))
+    conn.sendall(data)
 
 
 def _jsonrpc(phone: Phone, body: bytes) -> dict[str, Any] | None:
