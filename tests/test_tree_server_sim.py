@@ -127,3 +127,30 @@ def test_a_stale_tree_is_answered_after_a_screen_change_when_the_scenario_says_s
 def test_bad_tree_server_keys_are_refused(key, value):
     with pytest.raises(ConfigError, match=key):
         Scenario(**{key: value})
+
+
+@pytest.mark.slow
+def test_uiautomator2s_client_works_against_the_remote_sim_command(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "remote", "sim", "--port", str(free)],
+                            env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline()        # it serves once it says where
+        client = adbutils.AdbClient(host="127.0.0.1", port=free, socket_timeout=10)
+        device = u2.connect(client.device_list()[0])
+        xml = device.dump_hierarchy(root_in_active=True)
+        assert 'package="com.android.launcher3"' in xml and xml.count("\r\n") > 10
+        device.stop_uiautomator()
+    finally:
+        proc.terminate()
+        proc.wait(10)
