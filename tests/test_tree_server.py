@@ -173,3 +173,11 @@ def test_the_config_key_takes_the_three_modes_and_refuses_others():
     assert Settings.from_env({}).tree == "auto"
     with pytest.raises(ConfigError, match="REMOTE_TREE"):
         Settings.from_env({"REMOTE_TREE": "fast"})
+
+
+@pytest.mark.sim(automation_holder="appium")
+def test_tree_server_alone_names_the_holder_and_never_dumps(sim_server, sim_phone):
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.SERVER).connect()
+    with pytest.raises(DumpFailed, match="Appium's UiAutomator2 server"):
+        adb.dump_hierarchy()
+    assert not [c for c in sim_phone.commands if "uiautomator dump" in c]

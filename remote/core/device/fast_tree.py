@@ -210,19 +210,19 @@ class FastTree:
         self.report.trouble = exc.trouble.value
         if exc.trouble is Trouble.HELD:
             self.report.holder = self.holder_of()
-        self.report.fallback = fallback_text(exc, self.report.holder) if self.mode is TreeMode.AUTO else \
-            f"{exc} ({exc.trouble.value}): --tree server reads no tree"
+        self.report.fallback = fallback_text(exc, self.report.holder, self.mode)
         logger.warning("fast tree off: %s", self.report.fallback)
         if self.mode is TreeMode.SERVER:
-            raise exc
+            raise TreeServerError(exc.trouble, self.report.fallback, exc.output) from exc
 
 
-def fallback_text(exc: TreeServerError, holder: str) -> str:
-    """Why the dump serves, said for people."""
+def fallback_text(exc: TreeServerError, holder: str, mode: TreeMode = TreeMode.AUTO) -> str:
+    """Why the server gives no tree, and what serves instead, said for people."""
+    then = "trees come from uiautomator dump" if mode is TreeMode.AUTO else "--tree server reads no tree"
     if exc.trouble is Trouble.HELD:
         who = holder or "an unnamed UiAutomation client"
-        return f"another automation tool holds the phone's UiAutomation ({who}): trees come from uiautomator dump"
-    return f"{exc} ({exc.trouble.value}): trees come from uiautomator dump"
+        return f"another automation tool holds the phone's UiAutomation ({who}): {then}"
+    return f"{exc} ({exc.trouble.value}): {then}"
 
 
 def describe(report: TreeReport | dict[str, Any]) -> str:
