@@ -6,6 +6,7 @@ seconds per step that are ours (everything except configured waits).
     python bench/e2e_bench.py --all-versions --no-waits --dump-ms 0   # templates x WeChat release x ROM x resolution
     python bench/e2e_bench.py --profile real-usb   # a real phone's timings (remote.sim.realism.PROFILES)
     python bench/e2e_bench.py --profile real-wifi --headline --repeat 3
+    python bench/e2e_bench.py --profile real-usb --compare-trees --repeat 5   # issue 35: server vs dump
 
 "Overhead" = a step's wall time minus the sleeps it was configured to make (waits after
 actions, HOME-HOME settle, BACK settle) and minus the simulated ``uiautomator dump``
@@ -33,7 +34,10 @@ import time
 import unicodedata
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _tree_compare import compare_trees  # noqa: E402
 
 from remote.core.device.adb_controller import ADBController  # noqa: E402
 from remote.core.records import TaskStatus  # noqa: E402
@@ -104,14 +108,15 @@ class StepClock(QuietListener):
 
 
 def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, version: str = WECHAT_VERSIONS[-1],
-            rom: str = "aosp", waits: bool = True, profile: str | None = None) -> dict:
-    keys = {"profile": profile} if profile else {}
+            rom: str = "aosp", waits: bool = True, profile: str | None = None, tree: str = "dump",
+            costs: dict | None = None) -> dict:
+    keys = {"profile": profile, **(costs or {})} if profile else dict(costs or {})
     if dump_ms is not None:
         keys["uiautomator_delay_ms"] = dump_ms
     with serve(resolution=resolution, versions={"wechat": version}, rom=rom, **keys) as server:
         dump_ms = server.phone.scenario.uiautomator_delay_ms
         sleeper = CountingSleep(real=waits)
-        adb = ADBController(server.serial, port=server.port, sleep=sleeper).connect()
+        adb = ADBController(server.serial, port=server.port, sleep=sleeper, tree=tree).connect()
         clock = StepClock(sleeper, server.phone, adb)
         runner = build_runner(adb, options=RunOptions(runs_dir=runs_dir), listener=clock, clock=Clock(sleep=sleeper))
         started = time.perf_counter()
@@ -125,7 +130,8 @@ def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, vers
             "error": result.error_message, "steps": len(result.step_results), "calls": result.model_usage.calls,
             "wall": wall, "waits": sum(s for _, s, _ in clock.rows), "dumps": sum(d for *_, d in clock.rows),
             "overheads": overheads, "parts": clock.parts,
-            "all_dumps": sum("uiautomator dump" in c for c in server.phone.commands)}
+            "all_dumps": sum("uiautomator dump" in c for c in server.phone.commands),
+            "reads": server.phone.tree_server.reads, "tree": adb.dump_stats().tree}
 
 
 def pad(text: str, width: int) -> str:
@@ -227,10 +233,16 @@ def main() -> int:
     ap.add_argument("--profile", choices=["real-usb", "real-wifi"], help="a real phone's timings")
     ap.add_argument("--headline", action="store_true", help=f"only the headline task ({HEADLINE})")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each task (the headline's median is printed)")
+    ap.add_argument("--compare-trees", action="store_true",
+                    help="with --profile: the resident tree server against uiautomator dump, interleaved, at both "
+                         "ends of each uncertain cost (remote.sim.realism.RANGES)")
     args = ap.parse_args()
     waits = not args.no_waits
     rows = []
     with tempfile.TemporaryDirectory() as runs_dir:
+        if args.profile and args.compare_trees:
+            tasks = [HEADLINE] if args.headline else TASKS
+            return compare_trees(run_one, pad, tasks, HEADLINE, args.profile, runs_dir, args.repeat, waits)
         if args.profile:
             tasks = [HEADLINE] if args.headline else TASKS
             rows = [run_one(t, "1080x2400", args.dump_ms, runs_dir, waits=waits, profile=args.profile)

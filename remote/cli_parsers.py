@@ -69,6 +69,9 @@ def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True, many
                    help="adb server host (default: ANDROID_ADB_SERVER_HOST or 127.0.0.1)")
     p.add_argument("--adb-port", metavar="PORT", type=port, default=None,
                    help="adb server port (default: ANDROID_ADB_SERVER_PORT or 5037); remote never starts one")
+    p.add_argument("--tree", choices=["auto", "server", "dump"], default=None,
+                   help="where UI trees come from: uiautomator2's resident server, falling back to `uiautomator "
+                        "dump` (auto), only the server, or only the dump (default: REMOTE_TREE or auto)")
 
 
 def run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -203,12 +203,17 @@ def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMC
     return LLMConfig(**values)  # type: ignore[arg-type]
 
 
+TREE_MODES = ("auto", "server", "dump")    # remote.core.device.fast_tree.TreeMode
+
+
 @dataclass(frozen=True)
 class Settings:
     """Device-side settings: ADB_PATH, ADB_SERIAL, OPERATION_DELAY (seconds after each action), and
     REMOTE_MODULES: folders of app modules besides the shipped ones (separated like PATH), REMOTE_LEARNED_DIR:
     where learned tasks go (default ``$XDG_DATA_HOME/remote/learned``, i.e. ``~/.local/share/remote/learned``),
-    REMOTE_LEARN_TRUST_AFTER: clean replays before a learned task is trusted (default 2)."""
+    REMOTE_LEARN_TRUST_AFTER: clean replays before a learned task is trusted (default 2), REMOTE_TREE: where UI
+    trees come from, ``auto`` (uiautomator2's resident server, falling back to ``uiautomator dump``), ``server``
+    or ``dump`` (docs/devices.md "The resident tree server")."""
 
     adb_path: str = ""
     adb_serial: str = ""
@@ -218,6 +223,7 @@ class Settings:
     module_dirs: tuple[Path, ...] = ()
     learned_dir: Path | None = None        # from_env fills it in
     learn_trust_after: int = 2
+    tree: str = "auto"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv_path: str | Path | None = None) -> Settings:
@@ -233,7 +239,10 @@ class Settings:
         learned = Path(env["REMOTE_LEARNED_DIR"]).expanduser() if env.get("REMOTE_LEARNED_DIR") \
             else data_home / "remote" / "learned"
         dirs = tuple(Path(d).expanduser() for d in (env.get("REMOTE_MODULES") or "").split(os.pathsep) if d.strip())
-        return cls(module_dirs=dirs, adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
+        tree = (env.get("REMOTE_TREE") or "auto").strip().lower()
+        if tree not in TREE_MODES:
+            raise ConfigError(f"REMOTE_TREE must be one of {', '.join(TREE_MODES)}, not {tree!r}")
+        return cls(tree=tree, module_dirs=dirs, adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
                    operation_delay=max(0.0, delay), adb_host=env.get("ANDROID_ADB_SERVER_HOST") or "127.0.0.1",
                    adb_port=port, learned_dir=learned, learn_trust_after=max(1, trust))
 

@@ -17,7 +17,7 @@ from remote.cli import main
 from remote.sim import serve
 
 ALL = ["device state", "Android", "ROM", "tap injection", "keyboard switching", "ADBKeyboard",
-       "UI dump", "displays", "rotation", "lock and screen", "screenshot"]
+       "UI dump", "fast tree", "displays", "rotation", "lock and screen", "screenshot"]
 
 
 def doctor(tmp_path: Path, capsys: Any, scenario: dict[str, Any], *extra: str) -> tuple[int, dict[str, Any]]:

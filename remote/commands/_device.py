@@ -81,7 +81,8 @@ def open_device(args: argparse.Namespace, settings: Settings | None = None, *,
         from remote.sim import serve
 
         with serve(scenario=getattr(args, "scenario", None), **trace) as server:
-            adb = ADBController(server.serial, port=server.port, operation_delay=settings.operation_delay)
+            adb = ADBController(server.serial, port=server.port, operation_delay=settings.operation_delay,
+                                tree=getattr(args, "tree", None) or settings.tree)
             try:
                 yield adb.connect(), server.phone
             finally:
@@ -90,7 +91,8 @@ def open_device(args: argparse.Namespace, settings: Settings | None = None, *,
     host = getattr(args, "adb_host", None) or settings.adb_host
     port = getattr(args, "adb_port", None) or settings.adb_port
     with phone_locks(_serial_to_lock(serial, host, port) if lock else [], host, port):
-        adb = ADBController(serial, host=host, port=port, operation_delay=settings.operation_delay)
+        adb = ADBController(serial, host=host, port=port, operation_delay=settings.operation_delay,
+                            tree=getattr(args, "tree", None) or settings.tree)
         try:
             yield adb.connect(), None
         finally:

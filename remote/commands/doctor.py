@@ -26,18 +26,19 @@ def run(args: argparse.Namespace) -> int:
         from remote.sim import serve
 
         with serve(scenario=args.scenario, **trace_overrides(args)) as server:
-            return examine(server.serial, "127.0.0.1", server.port, as_json=args.json)
+            return examine(server.serial, "127.0.0.1", server.port, as_json=args.json,
+                           tree=getattr(args, "tree", None) or settings.tree)
     if args.scenario or trace_overrides(args):
         raise ConfigError("--scenario and --trace describe the simulated phone", hint="add --device sim")
     return examine(serial, args.adb_host or settings.adb_host, args.adb_port or settings.adb_port,
-                   as_json=args.json)
+                   as_json=args.json, tree=getattr(args, "tree", None) or settings.tree)
 
 
-def examine(serial: str | None, host: str, port: int, *, as_json: bool = False) -> int:
+def examine(serial: str | None, host: str, port: int, *, as_json: bool = False, tree: str | None = None) -> int:
     serial, state = states.choose(serial, ADBController.list_devices(host, port))
     lines = []
     if state == states.READY or state in states.TRANSIENT:
-        adb = ADBController(serial, host=host, port=port, reconnect_attempts=1)
+        adb = ADBController(serial, host=host, port=port, reconnect_attempts=1, tree=tree)
         try:
             adb.connect()
             lines = [doctor.device_state(serial, states.READY), *doctor.run(doctor.Probe(adb))]

@@ -14,6 +14,7 @@ from remote.commands._learned import learner as make_learner
 from remote.commands._modules import registry as module_registry
 from remote.commands._signals import terminate_as_interrupt
 from remote.config import LLMConfig
+from remote.core.device import fast_tree
 from remote.core.record.report import learning_words
 from remote.core.records import (
     LocateStrategy,
@@ -198,9 +199,11 @@ def run(args: argparse.Namespace) -> int:
                               device_state=sim.snapshot if sim is not None else None,
                               learner=make_learner(args))
         result = runner.run(args.task)
+        tree = adb.dump_stats().tree      # where the run's UI trees came from, the server's cold start
     if args.json:
-        print(json.dumps(summary(result, args.dry_run), ensure_ascii=False), flush=True)
+        print(json.dumps({**summary(result, args.dry_run), "tree": tree}, ensure_ascii=False), flush=True)
     else:
         print_summary(result, args.dry_run)
+        print(f"  {fast_tree.describe(tree)}")
     warn_record(result)
     return int(result.exit_code)

@@ -10,6 +10,9 @@ that. So a tree is reused while the screen shows the same state:
    ago: it becomes this frame's tree;
 3. else the phone is dumped.
 
+When trees are cheap (a resident tree server, `remote.core.device.fast_tree`) the first rule does not
+apply: every screen a step is judged on gets a tree read after its action (`still` gives no old screen).
+
 After an action the dump starts at once and the step's wait and the frame run
 beside it: the dump itself waits for a second without UI events (waitForIdle),
 so the tree it returns is at least as settled as the wait would have made it.
@@ -37,7 +40,7 @@ import numpy as np
 from PIL import Image
 
 from remote.core.device.dump import DumpRecord
-from remote.core.device.protocol import CostReport, Device, DumpReuse, FrameSource, Wakeable
+from remote.core.device.protocol import CheapTree, CostReport, Device, DumpReuse, FrameSource, Wakeable
 from remote.core.locate.screen import Screen
 from remote.errors import DeviceCommandError, DeviceError, SecureScreen
 
@@ -177,7 +180,7 @@ class Capture:
     def still(self, last: Screen | None) -> Screen | None:
         """``last`` (the last step's screen) when it is still the screen now: its tree is the phone's latest
         dump and nothing that changes the screen has run since that dump began, moments ago; else None."""
-        if last is None or last.xml is None or last.secure or not isinstance(self.device, DumpReuse):
+        if last is None or last.xml is None or last.secure or not isinstance(self.device, DumpReuse) or self._cheap():
             return None
         record = self.device.recent_dump(RECENT_DUMP_S)
         return last if record is not None and record.xml is last.xml else None
@@ -224,6 +227,11 @@ class Capture:
         return self._keep(Screen(image, result["xml"], secure=secure, tree_error=result["error"]))
 
     # ------------------------------------------------------------------ parts
+    def _cheap(self) -> bool:
+        """Trees cost tens of milliseconds (a resident tree server): a screen's tree is read, not guessed from
+        its frame looking like the last one, and the final check reads the finished screen."""
+        return isinstance(self.device, CheapTree) and self.device.tree_is_cheap()
+
     def _frame(self) -> Frame:
         self.stats.frames += 1
         try:
@@ -249,7 +257,8 @@ class Capture:
     def _reuse(self, image: Image.Image | np.ndarray, secure: bool) -> Screen | None:
         screen = Screen(image, secure=secure)
         last = self.last
-        if last is not None and last.xml is not None and not secure and not last.secure and last.same_state(screen):
+        if last is not None and last.xml is not None and not secure and not last.secure and not self._cheap() \
+                and last.same_state(screen):
             screen.hierarchy = last.xml
         else:
             recent = self._recent()

@@ -5,7 +5,9 @@
 came up over the result; `Judge.verify` is the verdict itself (a typing read-back, a switch's
 state, the step's own check, else what the before/after comparison says).
 
-A plain tap that the next step types after (a search entry, a compose box) is checked
+A plain tap that the next step types after (a search entry, a compose box) is judged on a fresh
+tree of the screen after it when trees are cheap (a resident tree server: `focus.focus_on_tree`, the
+focused field must be the tapped one or one the tap brought). With ``uiautomator dump`` it is checked
 without a UI dump when the phone can tell (`Judge.after_tap`): the soft keyboard came up
 (``dumpsys input_method``), or the screen changed and the keyboard is up. That is what
 the next step needs, and its typing's read-back dump then shows the whole screen; the
@@ -19,7 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from remote.core.device.protocol import KeyboardState
+from remote.core.device.protocol import CheapTree, KeyboardState
 from remote.core.locate.screen import Screen
 from remote.core.locate.tree_facts import switch_state
 from remote.core.plan.actions import InputText, Tap
@@ -35,6 +37,7 @@ from remote.core.records import (
     VerifyResult,
 )
 from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer
+from remote.runner.focus import focus_on_tree
 from remote.runner.tools import StepTools
 
 OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
@@ -82,6 +85,8 @@ class Judge:
                                                                                              VerifyResult]:
         """The screen after the action and the step's verdict; ``keyboard`` from `keyboard_before` (the module
         docstring says when no UI dump is needed)."""
+        if keyboard is not None and self._tree_is_cheap():
+            return self._tap_by_tree(step, level, before, loc, acted, sr, following)
         if keyboard is False:
             self._ready_to_type(step, level, sr, following)
             if self._keyboard_up():
@@ -101,6 +106,23 @@ class Judge:
             with timing(sr, "capture"):
                 after = self.tools.capture.with_tree(after)
         with timing(sr, "verify"):
+            return self.settle(step, level, before, after, loc, acted, sr)
+
+    def _tree_is_cheap(self) -> bool:
+        device = self.tools.device
+        return isinstance(device, CheapTree) and device.tree_is_cheap()
+
+    def _tap_by_tree(self, step: StepPlan, level: ExecutionLevel, before: Screen, loc: LocateResult, acted: bool,
+                     sr: StepResult, following: StepPlan | None) -> tuple[Screen, VerifyResult]:
+        """A tap the next step types after, judged on a fresh tree of the screen after it (`focus_on_tree`);
+        the keyboard is only a further sign. A tree that shows no focused field is judged as after any tap."""
+        self._ready_to_type(step, level, sr, following)
+        with timing(sr, "capture"):
+            after = self.tools.capture.screen(tree=True, fresh=True)
+        with timing(sr, "verify"):
+            verdict = focus_on_tree(before, after, loc, self._keyboard_up())
+            if verdict is not None:
+                return after, verdict
             return self.settle(step, level, before, after, loc, acted, sr)
 
     def _ready_to_type(self, step: StepPlan, level: ExecutionLevel, sr: StepResult,

@@ -7,7 +7,7 @@ force-stop), ``dumpsys`` (window, display, input_method, activity), ``ime`` (in 
 
 from __future__ import annotations
 
-from remote.sim import clipboard, keyboard, real_screen, realism, roms
+from remote.sim import clipboard, keyboard, real_screen, realism, roms, tree_server
 from remote.sim.device import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
 
@@ -305,6 +305,11 @@ def uiautomator(ctx: Ctx, argv: list[str]) -> int:
     compressed = "--compressed" in args
     paths = [a for a in args[1:] if not a.startswith("-")]
     path = paths[0] if paths else "/sdcard/window_dump.xml"
+    if tree_server.serving(ctx.phone):   # the resident server holds UiAutomation (uiautomator2#298)
+        ctx.phone.tree_server.dumps_refused += 1
+        ctx.sleep(ctx.phone.scenario.uiautomator_delay_ms / 1000.0)
+        ctx.err(realism.REGISTERED_TEXT)
+        return 1
     failed = realism.dump_failure(ctx)
     if failed is not None:   # R4: idle state, null root, a second UiAutomation client
         ctx.err(failed[0])
@@ -339,5 +344,6 @@ COMMANDS: dict[str, CommandFn] = {
     "input": input_, "am": realism.native_tool(am), "monkey": monkey, "pm": realism.native_tool(pm), "ime": realism.native_tool(keyboard.ime),
     "dumpsys": realism.native_tool(dumpsys),
     "screencap": screencap, "uiautomator": uiautomator, "svc": svc, "reboot": reboot, "cmd": cmd,
-    "ps": realism.ps,
+    "ps": realism.ps, "app_process": tree_server.app_process, "md5sum": tree_server.md5sum,
+    "toybox": tree_server.toybox,
 }

@@ -21,6 +21,7 @@ from remote.sim import clipboard, roms
 from remote.sim.fs import FakeFS
 from remote.sim.realism import Hardware
 from remote.sim.scenario import Scenario
+from remote.sim.tree_server import TreeServerState
 
 LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
 ADB_IME = "com.android.adbkeyboard/.AdbIME"
@@ -50,8 +51,12 @@ class Phone(Protocol):
     gone: bool
     reboots: int
     hw: Hardware
+    tree_server: TreeServerState
     adbkeyboard_lost: int          # broadcasts ADBKeyboard will still miss (an old build right after `ime set`)
     device_list_reads: int         # how often the adb server listed this phone (for device_state_polls)
+
+    @property
+    def version(self) -> int: ...
 
     @property
     def density_dpi(self) -> int: ...
@@ -113,6 +118,7 @@ class BasePhone:
         self.gone = False
         self.reboots = 0
         self.hw = Hardware(scenario)          # power, keyguard, dumps, taps (remote.sim.realism)
+        self.tree_server = TreeServerState(scenario)   # uiautomator2's resident server (remote.sim.tree_server)
 
     @property
     def density_dpi(self) -> int:
@@ -121,6 +127,11 @@ class BasePhone:
     def changed(self) -> None:
         with self.lock:
             self._version += 1
+
+    @property
+    def version(self) -> int:
+        """How often the screen changed (a tree server's cache is stale once it moves)."""
+        return self._version
 
     def app_packages(self) -> list[str]:
         """The apps this phone has besides the system ones (subclasses list theirs)."""

@@ -111,7 +111,7 @@ class SimPhone(BasePhone):
                 "commands": list(self.commands),
                 "launcher_page": self.launcher_page + 1,
                 "clipboard": self.clipboard,
-                "hardware": self.hw.snapshot(),
+                "hardware": self.hw.snapshot(), "tree_server": self.tree_server.snapshot(),
             }
 
     @property

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 from remote.errors import ConfigError
+from remote.sim import tree_server
 
 # The phone, its scenario and a command's context are passed in (remote.sim.device.Phone, .scenario.Scenario,
 # .shell.Ctx); they are not imported here: device and scenario import this module.
@@ -39,11 +40,23 @@ Phone: TypeAlias = Any
 Scenario: TypeAlias = Any
 Ctx: TypeAlias = Any
 
+# uiautomator2's resident server (remote.sim.tree_server; docs/devices.md "The resident tree server"):
+# cold start 800 ms, "starting a Java helper via app_process costs ~800 ms" (Genymobile/scrcpy#112, its
+# maintainer); a warm read 40 ms, the top of the 5-40 ms mobilecli PR #334 measured for a warm resident server
+# (uiautomator2's users report "<100 ms", codematrixer/hmdriver2#10: `RANGES` has both ends).
+_TREE = {"tree_server_start_ms": 800, "tree_server_read_ms": 40}
+# The uncertain costs, both ends (bench/e2e_bench.py --compare-trees runs each end): a warm read 5-100 ms (above);
+# a dump 1.0-3.0 s ("1-3 s" ADB_NOTES §7 sources; 0.9-3.2 s one-shot in mobilecli PR #334); `cmd_ms` 30-150 ms is
+# an assumption at both ends (not measured: issue 35 reads it at 150 ms too).
+RANGES: dict[str, tuple[int, int]] = {"tree_server_read_ms": (5, 100), "uiautomator_delay_ms": (1000, 3000),
+                                      "cmd_ms": (30, 150)}
 PROFILES: dict[str, dict[str, Any]] = {
     # issue 25: dump 1.5 s, `input` 0.25 s, frames at USB 2.0 speed (~38 MB/s, R10)
-    "real-usb": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 38.0},
+    "real-usb": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 38.0,
+                 **_TREE},
     # the same phone over Wi-Fi ADB at 5 MB/s (the top of the 0.1-5 MB/s reported, R10)
-    "real-wifi": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 5.0},
+    "real-wifi": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 5.0,
+                  **_TREE},
 }
 DUMP_FAILURES = ("ok", "idle", "null_root", "killed", "registered")   # "ok": this dump works
 # What `ps -A` shows while each holder's UiAutomation client runs (package / process names).
@@ -60,7 +73,7 @@ REGISTERED_TEXT = ("java.lang.IllegalStateException: UiAutomationService android
                    "IAccessibilityServiceClient$Stub$Proxy@6b5d2a3already registered!\n"
                    "\tat android.app.UiAutomationConnection.registerUiTestAutomationServiceLocked(UiAutomationConnection"
                    ".java:456)\n\tat com.android.commands.uiautomator.DumpCommand.run(DumpCommand.java:90)\n")
-_TIMING_KEYS = ("uiautomator_delay_ms", "input_ms", "cmd_ms", "png_ms", "link_mb_s")
+_TIMING_KEYS = ("uiautomator_delay_ms", "input_ms", "cmd_ms", "png_ms", "link_mb_s", *_TREE)
 
 
 def settle(scenario: Scenario) -> None:
@@ -167,9 +180,9 @@ def dump_failure(ctx: Ctx) -> tuple[str, int] | None:
     phone, scenario = ctx.phone, ctx.phone.scenario
     with phone.lock:
         phone.hw.dumps += 1
-        kind = "registered" if scenario.automation_holder == "appium" else \
-            "killed" if scenario.automation_holder == "uiautomator2" else \
-            phone.hw.failures.pop(0) if phone.hw.failures else None
+        held = tree_server.refuse_for_holder(phone)
+        kind = "registered" if held and scenario.automation_holder == "appium" else \
+            "killed" if held else phone.hw.failures.pop(0) if phone.hw.failures else None
     if kind is None or kind == "ok":
         return None
     if kind == "idle":   # waitForIdle(1000, 10000) gives up; the process still exits 0 (§7)
@@ -190,7 +203,7 @@ def ps(ctx: Ctx, argv: list[str]) -> int:
     """toybox ``ps -A``: the processes a holder check looks for (and a few system ones)."""
     names = ["init", "zygote64", "system_server", "com.android.systemui", "adbd", "sh"]
     holder = ctx.phone.scenario.automation_holder
-    if holder:
+    if holder and tree_server.holder_present(ctx.phone):
         names += list(HOLDERS[holder])
     ctx.out("USER           PID  PPID     VSZ    RSS WCHAN            ADDR S NAME\n")
     for i, name in enumerate(names):

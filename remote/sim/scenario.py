@@ -25,6 +25,13 @@ every key is optional::
     trace: null                    # a DroidBot output folder: serve that recording instead (the trace phone)
     trace_start: null              # its state to start in (state_str, a unique prefix, or a capture tag)
     profile: null                  # real-usb | real-wifi: a real phone's timings (remote.sim.realism.PROFILES)
+    tree_server_start_ms: 0        # uiautomator2's u2.jar server: its cold start, its warm read (the profiles set them)
+    tree_server_read_ms: 0
+    tree_server_dies_after: []     # the Nth launch of the server dies after this many reads (UiAutomation lost)
+    tree_server_empty_reads: 0     # the first reads answer an empty hierarchy
+    tree_server_stale_reads: 0     # after each screen change, this many reads answer the tree from before it
+    tree_server_crashes: false     # a ROM hook crashes the server at start (uiautomator2#1076)
+    automation_holder_refusals: null  # the automation_holder lets go after refusing this many clients
 
 The real-phone keys (``profile``, link speed, dump failures, displays, screen and
 keyguard, secure layer, rotation) are described and checked in
@@ -47,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from remote.errors import ConfigError, did_you_mean
-from remote.sim import realism, roms
+from remote.sim import realism, roms, tree_server
 from remote.sim.versions import check_versions
 from remote.yamlfile import line_of_key, load_yaml
 
@@ -93,10 +100,19 @@ class Scenario:
     keyguard: str = "none"
     secure_layer: bool = False
     rotation: int = 0
+    # uiautomator2's resident tree server (remote.sim.tree_server)
+    tree_server_start_ms: int = 0
+    tree_server_read_ms: int = 0
+    tree_server_dies_after: tuple[int, ...] = ()
+    tree_server_empty_reads: int = 0
+    tree_server_stale_reads: int = 0
+    tree_server_crashes: bool = False
+    automation_holder_refusals: int | None = None
 
     def __post_init__(self) -> None:
         self.size  # noqa: B018 - validates the resolution
         realism.settle(self)   # a profile fills the timing keys left at their defaults; checks the keys
+        tree_server.check(self)
         for name in ("loading_ms", "uiautomator_delay_ms"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -15,7 +15,7 @@ import struct
 import threading
 from typing import TYPE_CHECKING, Protocol
 
-from remote.sim import commands, realism
+from remote.sim import commands, realism, tree_server
 from remote.sim.sync import serve_sync
 
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ def run_device_service(server: Served, conn: socket.socket, request: str) -> Non
         serve_sync(conn, phone)
     elif request == "framebuffer:":
         _framebuffer(conn, phone)
+    elif request.startswith("tcp:") and request[4:].isdigit():
+        tree_server.serve_tcp(phone, conn, int(request[4:]))
     elif request.startswith("reverse:"):
         _reverse(conn, request[len("reverse:"):])
     elif request.startswith("root:"):

@@ -1,7 +1,7 @@
 """The device shell: a small POSIX-sh subset in front of the phone's commands.
 
 Enough of mksh for what adb clients send: words with '…', "…", \\ escapes and
-``$?``/``$VAR``; ``;``, ``&&``, ``||``, ``|``; redirections ``>``, ``>>``, ``<``,
+``$?``/``$VAR``; ``NAME=value cmd``; ``;``, ``&&``, ``||``, ``|``; redirections ``>``, ``>>``, ``<``,
 ``2>``, ``2>&1``, ``>&2``; ``exit``. Text inside quotes is never executed — that
 is what keeps ``input text '"; reboot; echo "'`` harmless. Unknown commands answer
 ``/system/bin/sh: X: not found`` with status 127, as the real shell does.
@@ -14,6 +14,7 @@ and stderr (2) as they are produced.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ SH = "/system/bin/sh"
 ENV = {"HOME": "/", "PATH": "/product/bin:/apex/com.android.runtime/bin:/system/bin:/system/xbin:/odm/bin",
        "EXTERNAL_STORAGE": "/sdcard", "ANDROID_DATA": "/data", "ANDROID_ROOT": "/system", "USER": "shell",
        "TMPDIR": "/data/local/tmp", "SHELL": SH}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _OPS = ("&&", "||", ">>", ">&", "<&", ";", "|", "&", ">", "<", "(", ")")
 
 
@@ -246,6 +248,7 @@ class Ctx:
     stdin: bytes
     write: Writer
     stop: threading.Event
+    env: dict[str, str] = field(default_factory=dict)   # ``NAME=value cmd``: the command's own variables
 
     def out(self, text: str | bytes) -> None:
         self.write(1, text.encode() if isinstance(text, str) else text)
@@ -305,6 +308,10 @@ def _run_pipeline(phone: Phone, pipeline: list[Command], write: Writer, stop: th
 def _run_command(phone: Phone, cmd: Command, stdin: bytes, write: Writer, stop: threading.Event,
                  status: int, commands: dict[str, CommandFn]) -> int:
     argv = [w.expand(status) for w in cmd.words]
+    env: dict[str, str] = {}
+    while argv and _ASSIGNMENT.match(argv[0]):         # ``CLASSPATH=/data/local/tmp/u2.jar app_process ...``
+        name, _, value = argv.pop(0).partition("=")
+        env[name] = value
     targets: dict[int, object] = {1: 1, 2: 2}       # fd -> 1/2 (the stream) or a file path
     files: dict[str, bytearray] = {}
     for fd, op, word in cmd.redirects:
@@ -347,7 +354,7 @@ def _run_command(phone: Phone, cmd: Command, stdin: bytes, write: Writer, stop: 
         result = 0
     else:
         fn = commands.get(argv[0].rsplit("/", 1)[-1] if argv[0].startswith("/system/bin/") else argv[0])
-        ctx = Ctx(phone, stdin, routed, stop)
+        ctx = Ctx(phone, stdin, routed, stop, env)
         if fn is None:
             routed(2, f"{SH}: {argv[0]}: not found\n".encode())
             result = 127

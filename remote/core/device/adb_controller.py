@@ -25,6 +25,7 @@ from PIL import Image
 from remote.core.device import refusals, screen_state, transport
 from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
 from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
+from remote.core.device.fast_tree import FastTree, TreeMode, default_mode
 from remote.core.device.frames import FrameGrabber, LinkReport
 from remote.core.device.keys import KEYCODES, keycode
 from remote.core.device.launching import AppLauncher
@@ -54,7 +55,8 @@ class ADBController:
     def __init__(self, serial: str | None = None, host: str = "127.0.0.1", port: int = 5037, *,
                  socket_timeout: float = 10.0, command_timeout: float = 30.0, reconnect_attempts: int = 3,
                  reconnect_delay: float = 0.3, operation_delay: float = 0.0,
-                 state_dir: str | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+                 state_dir: str | None = None, sleep: Callable[[float], None] = time.sleep,
+                 tree: TreeMode | str | None = None) -> None:
         self.link = AdbLink(serial, host, port, socket_timeout=socket_timeout, command_timeout=command_timeout,
                             reconnect_attempts=reconnect_attempts, reconnect_delay=reconnect_delay, sleep=sleep)
         self.operation_delay = operation_delay
@@ -67,6 +69,8 @@ class ADBController:
         self._cmd_input: bool | None = None
         self.last_screenshot: ScreenshotMetadata | None = None
         self.dumper = UiDumper(self.link, sleep=sleep)
+        self.tree = FastTree(self.link, tree or default_mode(), holder_of=self.dumper.find_holder, sleep=sleep)
+        self.dumper.fast = self.tree
         self.frames = FrameGrabber(self.link, self._default_display)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
         self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
@@ -189,7 +193,12 @@ class ADBController:
         """The running dump's screen count and start (`time.monotonic`), None when none runs."""
         return self.dumper.underway
 
+    def tree_is_cheap(self) -> bool:
+        """A fresh tree comes from the resident server (or will: it has not been tried yet)."""
+        return self.tree.cheap
+
     def dump_stats(self) -> DumpStats:
+        self.dumper.stats.tree = self.tree.report.to_dict()
         return self.dumper.stats
 
     def focused_text(self) -> str | None:

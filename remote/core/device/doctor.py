@@ -183,6 +183,11 @@ def ui_dump(probe: Probe) -> Check:
 
 
 @check
+def fast_tree(probe: Probe) -> Check:
+    return Check(*screen_checks.fast_tree(probe.adb))
+
+
+@check
 def displays(probe: Probe) -> Check:
     return Check(*screen_checks.displays(probe.adb))
 

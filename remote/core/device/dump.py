@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from remote.errors import DeviceCommandError, DumpFailed
+from remote.errors import DeviceCommandError, DeviceError, DumpFailed
 
 logger = logging.getLogger(__name__)
 DUMP_PATH = "/data/local/tmp/remote_uidump.xml"
@@ -60,6 +60,12 @@ class DumpKind(enum.StrEnum):
     KILLED = "killed"              # Killed (another UiAutomation client)
     REGISTERED = "registered"      # UiAutomationService ... already registered!
     NO_XML = "no_xml"              # anything else without a hierarchy
+
+
+class TreeSource(Protocol):
+    """A faster source of trees than the dump (`remote.core.device.fast_tree.FastTree`): None means dump."""
+
+    def read(self) -> str | None: ...
 
 
 class Shell(Protocol):
@@ -107,10 +113,12 @@ class DumpStats:
     reused: int = 0
     seconds: float = 0.0
     kinds: dict[str, int] = field(default_factory=dict)
+    tree: dict[str, object] = field(default_factory=dict)   # the fast tree's report (`fast_tree.TreeReport`)
 
     def to_dict(self) -> dict[str, object]:
-        return {"attempts": self.attempts, "ok": self.ok, "failed": self.failed, "reused": self.reused,
-                "seconds": round(self.seconds, 3), "kinds": dict(self.kinds)}
+        out = {"attempts": self.attempts, "ok": self.ok, "failed": self.failed, "reused": self.reused,
+               "seconds": round(self.seconds, 3), "kinds": dict(self.kinds)}
+        return {**out, "tree": dict(self.tree)} if self.tree else out
 
 
 @dataclass(frozen=True)
@@ -135,14 +143,35 @@ class UiDumper:
         self.holder = ""
         self._one_at_a_time = threading.Lock()
         self.underway: tuple[int, float] | None = None   # the running dump's (generation, start), for a watcher
+        self.fast: TreeSource | None = None               # the resident server's trees (`fast_tree.FastTree`)
 
     def dump(self) -> str:
-        """A fresh dump of the active window; `DumpFailed` once the retries for its error are spent."""
+        """A fresh tree of the active window: from the resident server when `fast` serves (`fast_tree`), else
+        ``uiautomator dump``; `DumpFailed` once the retries for its error are spent."""
         with self._one_at_a_time:
             try:
-                return self._dump()
+                return self._served() or self._dump()
             finally:
                 self.underway = None
+
+    def _served(self) -> str | None:
+        """The server's tree (recorded like a dump), or None when the dump is to serve."""
+        if self.fast is None:
+            return None
+        generation, started = self.link.generation, self.clock()
+        self.underway = (generation, started)
+        try:
+            xml = self.fast.read()
+        except DeviceError as exc:      # --tree server: no fallback
+            self.stats.failed += 1
+            raise DumpFailed(f"the tree server failed: {exc}", kind="server", serial=self.link.serial,
+                             hint="run with --tree auto (falls back to uiautomator dump) or see `remote doctor`") \
+                from exc
+        if xml is None:
+            return None
+        self.stats.ok += 1
+        self.last = DumpRecord(xml, generation, self.clock(), self.stats.ok, started)
+        return xml
 
     def _dump(self) -> str:
         compressed, tries = False, 0
@@ -160,7 +189,7 @@ class UiDumper:
             self.stats.kinds[kind.value] = self.stats.kinds.get(kind.value, 0) + 1
             tries += 1
             if kind in (DumpKind.KILLED, DumpKind.REGISTERED):
-                self.holder = self._holder()
+                self.holder = self.find_holder()
                 if self.holder or tries > 1:
                     raise self._failed(kind, out)
             elif kind is DumpKind.IDLE:
@@ -191,7 +220,8 @@ class UiDumper:
         finally:
             self.stats.seconds += time.perf_counter() - started
 
-    def _holder(self) -> str:
+    def find_holder(self) -> str:
+        """The UiAutomation holders ``ps -A`` shows, for people ("" when none is known)."""
         try:
             return ", ".join(holders_in(self.link.shell("ps -A 2>/dev/null || ps")))
         except DeviceCommandError:

@@ -87,6 +87,14 @@ class KeyboardState(Protocol):
 
 
 @runtime_checkable
+class CheapTree(Protocol):
+    """A phone that says whether a fresh UI tree costs tens of milliseconds now (a resident tree server, not
+    ``uiautomator dump``): the runner then reads the screen after every action rather than save a tree."""
+
+    def tree_is_cheap(self) -> bool: ...
+
+
+@runtime_checkable
 class CostReport(Protocol):
     """A phone that counts what its screenshots and UI dumps cost (for the run record and the bench)."""
 

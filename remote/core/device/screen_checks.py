@@ -1,5 +1,5 @@
 """The screen's checks for `remote doctor`: UI dump health and time, displays, rotation, lock and screen state,
-link speed and screenshot time. One function each, ``(ADBController) -> Line``; nothing they run changes
+link speed and screenshot time, the resident tree server. One function each, ``(ADBController) -> Line``; nothing they run changes
 what the phone shows (a dump, a screenshot, ``dumpsys``).
 """
 
@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from remote.core.device import screen_state
 from remote.core.device.capture import frame_uniformity, secure_app_area
+from remote.core.device.fast_tree import TreeMode
+from remote.core.device.tree_server import TreeServerError, Trouble
 from remote.errors import DumpFailed, SecureScreen
 
 if TYPE_CHECKING:
@@ -29,13 +31,17 @@ class Line(NamedTuple):
 
 
 def ui_dump(adb: ADBController) -> Line:
+    adb.tree.stop()                                  # never two UiAutomation clients: the dump alone
+    fast, adb.dumper.fast = adb.dumper.fast, None    # this line measures `uiautomator dump` itself
     started = time.perf_counter()
     try:
         adb.dumper.dump()
     except DumpFailed as exc:
+        adb.dumper.fast = fast
         said = exc.output.strip().splitlines()[0][:120] if exc.output.strip() else "no output"
         return Line("UI dump", False, f"failed ({exc.kind}): the phone said {said!r}", (exc.hint,))
     seconds = time.perf_counter() - started
+    adb.dumper.fast = fast
     retries = adb.dumper.stats.attempts - adb.dumper.stats.ok
     measured = f"{seconds:.1f} s" + (f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else "")
     if seconds > SLOW_DUMP_S:
@@ -96,3 +102,36 @@ def screenshot(adb: ADBController) -> Line:
 
 
 CHECKS = (ui_dump, displays, rotation, lock, screenshot)
+
+
+def fast_tree(adb: ADBController) -> Line:
+    """The resident tree server (`remote.core.device.fast_tree`): started, its version, a warm read's time; or
+    why not and what to do."""
+    tree = adb.tree
+    if tree.mode is TreeMode.DUMP:
+        return Line("fast tree", True, "off (--tree dump / REMOTE_TREE=dump): trees come from uiautomator dump")
+    try:
+        first = tree.read()
+        started = time.perf_counter()
+        warm = tree.read() if first is not None else None
+    except TreeServerError as exc:       # --tree server: no fallback
+        tree.report.fallback, tree.report.trouble = str(exc), exc.trouble.value
+        warm = None
+    seconds = time.perf_counter() - started if warm is not None else 0.0
+    report = tree.report
+    if warm is not None:
+        cold = "already running" if report.cold_start_s == 0.0 else f"cold start {report.cold_start_s or 0:.2f} s"
+        return Line("fast tree", True, f"u2.jar {report.version} ({cold}), a warm read {seconds * 1000:.0f} ms")
+    actionable = report.trouble in (Trouble.HELD.value, Trouble.NO_PACKAGE.value) or tree.mode is TreeMode.SERVER
+    return Line("fast tree", not actionable, f"not started: {report.fallback}",
+                (_fast_tree_fix(report.trouble, report.holder),))
+
+
+def _fast_tree_fix(trouble: str, holder: str) -> str:
+    if trouble == Trouble.HELD.value:
+        return (f"stop {holder or 'the other automation tool'} (close its app or server) and run again; until then "
+                "runs read trees with uiautomator dump (1-3 s each)")
+    if trouble == Trouble.NO_PACKAGE.value:
+        return "install remote's dependencies again (`pip install uiautomator2`): its wheel ships u2.jar"
+    return ("this phone does not keep uiautomator2's server running (a ROM that stops it?): runs read trees with "
+            "uiautomator dump (1-3 s each); `--tree dump` skips the attempt")

@@ -38,7 +38,7 @@ T = TypeVar("T")
 # Commands that only read: everything else may change the screen and moves `AdbLink.generation` on.
 _READS_ONLY = re.compile(r"^(?:rm -f /data/local/tmp/remote_uidump|(?:screencap|uiautomator dump|dumpsys|getprop|"
                          r"settings get|wm (?:size|density)|pm (?:list|path)|cmd package resolve-activity|ime list|ps|cat|ls|echo|id|"
-                         r"sleep|head)\b)")
+                         r"sleep|head|toybox md5sum|md5)\b)")
 READY_POLLS, READY_POLL_S = 8, 0.5   # an offline / authorizing phone is waited for at most 4 s
 _TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
                   "no device with transport id", "no devices/emulators found")

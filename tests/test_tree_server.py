@@ -1,0 +1,183 @@
+"""The product's resident tree server (issue 35): ``--tree auto`` reads trees from uiautomator2's u2.jar and
+falls back to ``uiautomator dump`` for each conflict, through the CLI and the real adbutils client against the
+simulated phone. Each test judges the phone's own counts (launches, reads, dumps refused), not only the record.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from remote.cli import main
+from remote.core.device.adb_controller import ADBController
+from remote.core.device.fast_tree import TreeMode, describe
+from remote.errors import DumpFailed
+
+HEADLINE = "给张三发微信消息说你好"
+
+
+def run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str, *flags: str,
+            task: str = HEADLINE) -> tuple[int, dict, dict]:
+    """``remote run --device sim --tree auto --json TASK``: (exit status, the summary, the run record)."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text("uiautomator_delay_ms: 0\n" + scenario, encoding="utf-8")
+    started = time.monotonic()
+    code = main(["run", "--device", "sim", "--scenario", str(path), "--runs-dir", str(tmp_path / "runs"), "--json",
+                 *(flags or ("--tree", "auto")), task])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert time.monotonic() - started < 120, "a bounded time to the outcome"
+    record = json.loads((Path(summary["record"]) / "run.json").read_text(encoding="utf-8"))
+    return code, summary, record
+
+
+def done(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str) -> tuple[dict, dict, dict]:
+    """The headline through the CLI, which must succeed with the message delivered: (the run's tree report,
+    the phone's tree-server counts, the record)."""
+    code, summary, record = run_cli(tmp_path, capsys, scenario)
+    assert code == 0 and summary["status"] == "success"
+    assert record["device_state"]["chats"] == {"张三": ["你好"]}
+    return record["device"]["dumps"]["tree"], served(record), record
+
+
+def dumps(record: dict) -> list[str]:
+    return [c for c in record["device_state"]["commands"] if "uiautomator dump" in c]
+
+
+def served(record: dict) -> dict:
+    return record["device_state"]["tree_server"]
+
+
+@pytest.mark.slow
+def test_auto_reads_every_tree_from_the_server_and_reports_its_cold_start(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "")
+    assert code == 0 and summary["status"] == "success"
+    assert record["device_state"]["chats"] == {"张三": ["你好"]}
+    tree = record["device"]["dumps"]["tree"]
+    assert tree["state"] == "serving" and tree["version"] == "0.4.1" and tree["cold_start_s"] > 0
+    assert summary["tree"]["cold_start_s"] == tree["cold_start_s"]
+    assert dumps(record) == [] and served(record)["launches"] == 1
+    assert served(record)["reads"] == tree["reads"] >= len(record["steps"])   # a fresh tree behind every step
+    assert record["final_check"]["method"] == "tree"
+
+
+@pytest.mark.slow
+def test_another_holder_means_the_dump_the_holder_named_and_the_task_done(tmp_path, capsys):
+    # Appium holds UiAutomation for the launch and the first dump, then lets go (a session that was ending)
+    tree, phone, record = done(tmp_path, capsys, "automation_holder: appium\nautomation_holder_refusals: 2\n")
+    assert tree["state"] == "off" and tree["trouble"] == "held"
+    assert "Appium's UiAutomator2 server" in tree["holder"] and "Appium" in tree["fallback"]
+    assert phone["launches"] == 0 and len(dumps(record)) >= 2
+
+
+@pytest.mark.slow
+def test_a_server_killed_mid_run_is_relaunched_once_and_the_task_done(tmp_path, capsys):
+    tree, phone, record = done(tmp_path, capsys, "tree_server_dies_after: [2]\n")
+    assert tree["relaunches"] == 1 and tree["state"] == "serving"
+    assert phone["launches"] == 2 and dumps(record) == []
+
+
+@pytest.mark.slow
+def test_a_server_that_dies_again_leaves_the_dump_for_the_rest_of_the_run_never_both(tmp_path, capsys):
+    tree, phone, record = done(tmp_path, capsys, "tree_server_dies_after: [2, 1]\n")
+    assert tree["relaunches"] == 1 and tree["state"] == "off" and tree["trouble"] == "died"
+    assert phone["launches"] == 2 and len(dumps(record)) >= 1
+    assert phone["dumps_refused"] == 0 and not phone["running"]   # stopped before any dump
+
+
+@pytest.mark.slow
+def test_empty_hierarchies_are_read_again(tmp_path, capsys):
+    tree, phone, record = done(tmp_path, capsys, "tree_server_empty_reads: 2\n")
+    assert phone["reads"] == tree["reads"] + 2 and dumps(record) == []
+
+
+@pytest.mark.slow
+def test_a_stale_tree_after_an_action_is_not_trusted(tmp_path, capsys):
+    tree, phone, _ = done(tmp_path, capsys, "tree_server_stale_reads: 1\n")
+    assert tree["stale_rereads"] >= 1 and phone["reads"] == tree["reads"]
+
+
+def test_tree_dump_never_starts_the_server(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "", "--tree", "dump", task="打开蓝牙")
+    assert code == 0 and served(record)["launches"] == 0 and dumps(record)
+    assert describe(summary["tree"]) == "UI trees: uiautomator dump (--tree dump)"
+
+
+@pytest.mark.sim(tree_server_crashes=True)
+def test_tree_server_alone_fails_clearly_when_the_server_cannot_start(sim_server, sim_phone):
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.SERVER).connect()
+    for _ in range(2):       # the second read does not turn to the dump either
+        with pytest.raises(DumpFailed, match="quit at start"):
+            adb.dump_hierarchy()
+    assert sim_phone.tree_server.dumps_refused == 0 and not [c for c in sim_phone.commands if "uiautomator" in c]
+
+
+@pytest.mark.sim(tree_server_crashes=True)
+def test_a_server_the_rom_crashes_leaves_the_dump(sim_server, sim_phone):
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    assert "<hierarchy" in adb.dump_hierarchy() and adb.dump_hierarchy()
+    assert adb.tree.report.trouble == "launch" and "uiautomator dump" in adb.tree.report.fallback
+    assert sum("app_process" in c for c in sim_phone.commands) == 1      # not launched again in this run
+
+
+def test_one_server_per_phone_and_process_is_kept_across_sessions(sim_server, sim_phone):
+    first = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    first.dump_hierarchy()
+    first.close()
+    second = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    second.dump_hierarchy()
+    assert second.tree.report.cold_start_s == 0.0 and "already running" in describe(second.tree.report)
+    assert sim_phone.tree_server.launches == 1 and sim_phone.tree_server.reads == 2
+
+
+def test_a_tree_read_before_the_last_action_is_not_reused(sim_server, sim_phone):
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    adb.dump_hierarchy()
+    assert adb.recent_dump(5.0) is not None
+    adb.tap(540, 1200)
+    assert adb.recent_dump(5.0) is None
+
+
+def doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str) -> tuple[int, dict[str, dict]]:
+    path = tmp_path / "phone.yaml"
+    path.write_text("uiautomator_delay_ms: 0\n" + scenario, encoding="utf-8")
+    code = main(["doctor", "--device", "sim", "--tree", "auto", "--scenario", str(path), "--json"])
+    return code, {c["check"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+
+
+def test_doctor_says_the_fast_tree_started_its_version_and_a_warm_read(tmp_path, capsys):
+    code, lines = doctor(tmp_path, capsys, "")
+    assert code == 0 and lines["fast tree"]["ok"] and lines["UI dump"]["ok"]
+    assert lines["fast tree"]["measured"].startswith("u2.jar 0.4.1 (cold start ") and "warm read" in \
+        lines["fast tree"]["measured"]
+
+
+@pytest.mark.parametrize(("scenario", "ok", "says"), [
+    ("automation_holder: appium\n", False, "Appium's UiAutomator2 server"),
+    ("tree_server_crashes: true\n", True, "--tree dump"),
+])
+def test_doctor_says_why_the_fast_tree_did_not_start_and_what_to_do(tmp_path, capsys, scenario, ok, says):
+    code, lines = doctor(tmp_path, capsys, scenario)
+    line = lines["fast tree"]
+    assert line["ok"] is ok and line["measured"].startswith("not started: ") and line["steps"]
+    assert says in line["measured"] + " ".join(line["steps"])
+
+
+def test_the_config_key_takes_the_three_modes_and_refuses_others():
+    from remote.config import Settings
+    from remote.errors import ConfigError
+
+    assert Settings.from_env({"REMOTE_TREE": "Server"}).tree == "server"
+    assert Settings.from_env({}).tree == "auto"
+    with pytest.raises(ConfigError, match="REMOTE_TREE"):
+        Settings.from_env({"REMOTE_TREE": "fast"})
+
+
+@pytest.mark.sim(automation_holder="appium")
+def test_tree_server_alone_names_the_holder_and_never_dumps(sim_server, sim_phone):
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.SERVER).connect()
+    with pytest.raises(DumpFailed, match="Appium's UiAutomator2 server"):
+        adb.dump_hierarchy()
+    assert not [c for c in sim_phone.commands if "uiautomator dump" in c]
