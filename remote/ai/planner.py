@@ -18,6 +18,7 @@ from typing import Any
 
 from PIL import Image
 
+from remote.ai import finishing
 from remote.ai.llm import UsesModel, ask_json
 from remote.ai.prompting import render
 from remote.ai.protocols import ChatModel
@@ -130,7 +131,7 @@ class Planner(UsesModel):
         name = module_name(module)
 
         def expect(data: Any) -> TaskPlan:
-            return parse_plan(data, screen_size=screen_size, source=source, module=name)
+            return parse_plan(finishing.by_protocol(data), screen_size=screen_size, source=source, module=name)
 
         plan: TaskPlan = ask_json(self.client, messages, purpose="plan", images=images, expect=expect)
         logger.info("planned %d steps (%s)%s", len(plan.steps), source,

@@ -33,7 +33,7 @@ def _read(c: Checker) -> Any:
     try:
         return load_yaml(c.path)
     except ConfigError as exc:   # the Problem shows the file and line: the reason alone, not them twice
-        c.add(exc.line, exc.reason, exc.hint)
+        c.add(exc.line, exc.problem, exc.hint)
         return None
 
 

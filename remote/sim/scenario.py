@@ -173,7 +173,7 @@ class Scenario:
                 cls(**good, **{key: data[key]})
                 good[key] = data[key]
             except ConfigError as exc:
-                problems.append(ConfigError(exc.reason, path=exc.path or path, line=line_of_key(source, key),
+                problems.append(ConfigError(exc.problem, path=exc.path or path, line=line_of_key(source, key),
                                             hint=exc.hint))
         if not problems:   # each value is fine alone, together they are not: the combined error says why
             return cls(**data)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remote.core.device.keys import keycode
-from remote.errors import ActionError
+from remote.errors import ActionError, InvalidPlan
 
 MAX_WAIT_MS = 60_000          # one wait; the run's own time budget bounds the sum
 MAX_REPEAT = 50               # key presses of one step
@@ -58,7 +58,7 @@ class ActionName(enum.StrEnum):
     RETRY = "retry"
 
 
-class ArgsError(ValueError):
+class ArgsError(InvalidPlan):
     """Arguments that cannot be used; ``problems`` lists every reason (short, quoting at most 40 characters)."""
 
     def __init__(self, problems: list[str]) -> None:

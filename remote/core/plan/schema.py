@@ -42,6 +42,7 @@ from remote.core.plan.flow import (
     target_of,
 )
 from remote.core.records import ActionName, StepPlan, TargetType, TaskPlan
+from remote.errors import InvalidPlan
 
 MAX_STEPS = 50
 MAX_ANCHORS = 4
@@ -75,7 +76,7 @@ _TARGETED = {ActionName.TAP, ActionName.LONG_PRESS}
 _XY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
-class PlanError(ValueError):
+class PlanError(InvalidPlan):
     """A plan that cannot be used; ``problems`` lists every reason."""
 
     def __init__(self, problems: list[str]) -> None:
