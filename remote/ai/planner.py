@@ -23,6 +23,7 @@ from remote.ai.llm import UsesModel, ask_json
 from remote.ai.prompting import render
 from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig
+from remote.core.locate.assets import AssetsManager
 from remote.core.plan.schema import parse_plan
 from remote.core.records import ActionName, ModelUsage, StepPlan, TaskPlan
 
@@ -87,7 +88,7 @@ def _lines(items: Sequence[Any] | None) -> str:
 class Planner(UsesModel):
     """``Planner(config).plan("给张三发微信消息说你好", screenshot) -> TaskPlan``."""
 
-    def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: Any = None,
+    def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: AssetsManager | None = None,
                  usage: ModelUsage | None = None) -> None:
         self.config = llm_config
         self.assets = assets

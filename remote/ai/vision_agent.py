@@ -42,6 +42,7 @@ from remote.ai.prompting import placeholders, render, render_text
 from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig
 from remote.core import coords
+from remote.core.locate.assets import AssetsManager
 from remote.core.locate.snapping import holding, snap
 from remote.core.records import LocateResult, ModelUsage, UIElement
 from remote.errors import ModelError
@@ -89,7 +90,7 @@ def snap_to_candidate(box: BBox, candidates: Sequence[BBox]) -> int | None:
 class VisionAgent(UsesModel):
     """``VisionAgent(config).find_element(screenshot, "底部消息输入框", elements=tree_elements) -> LocateResult``."""
 
-    def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: Any = None,
+    def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: AssetsManager | None = None,
                  usage: ModelUsage | None = None, zoom: bool = True, family: Family | None = None) -> None:
         self.config = llm_config
         self.family = family or family_for(llm_config.model, llm_config.family)
@@ -312,7 +313,7 @@ class VisionAgent(UsesModel):
         return f"not found: {reason or 'not on the screen'}" + (f"; suggestion: {suggestion}" if suggestion else "")
 
 
-def list_learned(assets: Any) -> list[dict[str, Any]]:
+def list_learned(assets: AssetsManager | None) -> list[dict[str, Any]]:
     """Learned variants for review (``python -m remote modules learned``): name, path, screen size."""
     if assets is None:
         return []

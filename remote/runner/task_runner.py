@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,7 @@ from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
-from remote.runner.run_record import RunRecord
+from remote.runner.run_record import DeviceState, RunRecord
 from remote.runner.scope import Scope, walk
 from remote.runner.step_runner import StepRunner
 from remote.runner.stop_signals import StopSignals
@@ -97,7 +96,7 @@ class TaskRunner:
 
     def __init__(self, device: Device, models: ModelSource, registry: ModuleRegistry, *, limits: Limits = Limits(),
                  options: RunOptions = RunOptions(), person: Person | None = None, listener: Listener | None = None,
-                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None,
+                 device_state: DeviceState | None = None, clock: Clock | None = None,
                  learner: Learner | None = None) -> None:
         self.device, self.models, self.registry = device, models, registry
         self.learner = learner or Learner(None)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PIL import Image
@@ -46,7 +46,7 @@ from remote.core.locate.deciding import decide
 from remote.core.locate.protocols import VisionTier
 from remote.core.locate.screen import Screen
 from remote.core.locate.snapping import screen_elements, text_elements
-from remote.core.locate.target_ref import VISUAL, default_tiers, fixed_box, parse_target
+from remote.core.locate.target_ref import VISUAL, FixedPoint, default_tiers, fixed_box, parse_target
 from remote.core.locate.ui_tree import UITree, parse_hierarchy
 from remote.core.locate.visual_chain import visual_chain
 from remote.core.records import LocateFailure, LocateResult, LocateStrategy, UIElement
@@ -65,7 +65,7 @@ class HybridLocator:
 
     def __init__(self, device: ScreenSource | None = None, assets: AssetsManager | None = None,
                  vision: VisionTier | None = None, strategy: LocateStrategy | str = LocateStrategy.OPENCV_FIRST,
-                 fixed_points: dict[str, Any] | None = None, *, cache_ttl: float = 30.0,
+                 fixed_points: Mapping[str, FixedPoint] | None = None, *, cache_ttl: float = 30.0,
                  learn_from_vision: bool = False, cache: LocateCache | None = None) -> None:
         self.device = device
         self.assets = assets if assets is not None else AssetsManager()
