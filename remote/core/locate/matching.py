@@ -181,50 +181,94 @@ def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
     tries it alone and +-1.5 % only when that fits worse than ``FULL_GOOD`` (x1.33 median -20 % on the
     tuning part). Same scale matches it at full resolution in a 4 px window.
     """
-    sg = pyr[1]
-    m = d + 3
-    scales = [scale]
-    steps = (0.94, 0.97, 1.0, 1.03, 1.06)
-    wide = m + round(0.06 * max(tg.shape) * scale)   # room for the +-6 % scale steps
-    if multiscale:
-        m, scales = wide, [scale * f for f in steps]
+    return _Refining(pyr, tg, x, y, scale, d, multiscale, memo, tkey, sized, expected).best()
 
-    def check(name: str, n: int, margin: int) -> tuple[float, BBox, float] | None:
+
+SCALE_STEPS = (0.94, 0.97, 1.0, 1.03, 1.06)   # a multiscale peak's scale settles over +-6 %
+Peak = tuple[float, BBox, float]              # NCC, box in full pixels, scale
+
+
+@dataclass
+class _Refining:
+    """`_refine`'s stages, each its own method: the quarter check, the half level, the full resolution."""
+
+    pyr: Pyramid
+    tg: np.ndarray
+    x: int
+    y: int
+    scale: float
+    d: int
+    multiscale: bool
+    memo: dict[Any, Any] | None
+    tkey: Any
+    sized: dict[tuple[int, int], np.ndarray] | None
+    expected: bool
+
+    @property
+    def wide(self) -> int:
+        """The window margin with room for the +-6 % scale steps."""
+        return self.d + 3 + round(0.06 * int(max(self.tg.shape)) * self.scale)
+
+    def best(self) -> Peak | None:
+        if not self._quarter_holds():
+            return None
+        if 2 in self.pyr.denominators and min(self.tg.shape) * self.scale * 0.5 >= 10:
+            return self._through_half()
+        margin, scales = (self.wide, [self.scale * f for f in SCALE_STEPS]) if self.multiscale else \
+            (self.d + 3, [self.scale])
+        return _big_enough(_refine_at(self.pyr[1], self.tg, self.x, self.y, scales, margin, self.sized))
+
+    def _check(self, name: str, n: int, margin: int) -> Peak | None:
         """The peak on the 1/``n`` level at its coarse scale alone: the same check for both tiers,
         remembered per locate (multiscale re-checks the template tier's peaks)."""
-        return _remembered(memo, (name, tkey, x, y, round(scale, 4), d),
+        pyr, tg, x, y, scale, sized = self.pyr, self.tg, self.x, self.y, self.scale, self.sized
+        return _remembered(self.memo, (name, self.tkey, x, y, round(scale, 4), self.d),
                            lambda: _refine_at(pyr[n], tg, x // n, y // n, [scale / n], margin, sized))
 
-    if d > 4 and 4 in pyr.denominators and min(tg.shape) * scale / 4 >= 8:
-        quarter = check("quarter", 4, (d + 3) // 4 + 2)
-        if quarter is None or quarter[0] < QUARTER_MIN:
-            return None
-    if 2 in pyr.denominators and min(tg.shape) * scale * 0.5 >= 10:
-        first = check("half", 2, wide // 2 + 2)   # 4x cheaper than full resolution
-        if first is None or first[0] < (HALF_FIRST if multiscale else HALF_MIN):
+    def _quarter_holds(self) -> bool:
+        """A peak from a level coarser than 1/4 holds on the 1/4 level (``QUARTER_MIN``), or cannot be told."""
+        if self.d > 4 and 4 in self.pyr.denominators and min(self.tg.shape) * self.scale / 4 >= 8:
+            quarter = self._check("quarter", 4, (self.d + 3) // 4 + 2)
+            return quarter is not None and quarter[0] >= QUARTER_MIN
+        return True
+
+    def _at_half(self) -> tuple[Peak, bool] | None:
+        """The place on the half level and whether its coarse scale settled there (``HALF_GOOD``); None when
+        it is too weak (``HALF_FIRST`` / ``HALF_MIN``)."""
+        first = self._check("half", 2, self.wide // 2 + 2)   # 4x cheaper than full resolution
+        if first is None or first[0] < (HALF_FIRST if self.multiscale else HALF_MIN):
             return None
         best = first
         settled = first[0] >= HALF_GOOD   # the coarse scale fits: the +-6 % steps would not beat it
-        if multiscale and not settled:   # the scale settled over +-6 % there
-            other = _refine_at(pyr[2], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0],
-                               wide // 2 + 2, sized)
+        if self.multiscale and not settled:   # the scale settled over +-6 % there
+            other = _refine_at(self.pyr[2], self.tg, self.x // 2, self.y // 2,
+                               [self.scale * f * 0.5 for f in SCALE_STEPS if f != 1.0], self.wide // 2 + 2, self.sized)
             if other is not None and other[0] > first[0]:
                 best = other
-        val, box, s_half = best
         # Every match accepted on the bench had NCC >= 0.79 here (a verified 0.8 needs it):
         # a peak this weak is an absent template's, not worth the full-resolution pass.
-        if val < HALF_MIN:
+        return (best, settled) if best[0] >= HALF_MIN else None
+
+    def _through_half(self) -> Peak | None:
+        """The half level's place matched at full resolution, over the scales the half level leaves open."""
+        half = self._at_half()
+        if half is None:
             return None
-        x, y, m = box[0] * 2, box[1] * 2, 3
-        if multiscale and settled and expected:   # the expected scale alone; +-1.5 % when it does not fit well
-            found = _refine_at(sg, tg, x, y, [s_half * 2], m, sized)
-            if found is None or found[0] < FULL_GOOD:
-                more = _refine_at(sg, tg, x, y, [s_half * 2 * 0.985, s_half * 2 * 1.015], m, sized)
-                found = max((f for f in (found, more) if f is not None), key=lambda f: f[0], default=None)
-            return _big_enough(found)
-        fine = (1.0,) if not multiscale else (0.985, 1.0, 1.015) if settled or expected else (0.97, 0.985, 1.0, 1.015, 1.03)
-        scales = [s_half * 2 * f for f in fine]
-    return _big_enough(_refine_at(sg, tg, x, y, scales, m, sized))
+        (_, box, s_half), settled = half
+        x, y = box[0] * 2, box[1] * 2
+        if self.multiscale and settled and self.expected:   # the expected scale alone; +-1.5 % when it fits badly
+            return _big_enough(self._expected_alone(x, y, s_half))
+        fine = (1.0,) if not self.multiscale else (0.985, 1.0, 1.015) if settled or self.expected \
+            else (0.97, 0.985, 1.0, 1.015, 1.03)
+        return _big_enough(_refine_at(self.pyr[1], self.tg, x, y, [s_half * 2 * f for f in fine], 3, self.sized))
+
+    def _expected_alone(self, x: int, y: int, s_half: float) -> Peak | None:
+        sg, tg, sized = self.pyr[1], self.tg, self.sized
+        found = _refine_at(sg, tg, x, y, [s_half * 2], 3, sized)
+        if found is None or found[0] < FULL_GOOD:
+            more = _refine_at(sg, tg, x, y, [s_half * 2 * 0.985, s_half * 2 * 1.015], 3, sized)
+            found = max((f for f in (found, more) if f is not None), key=lambda f: f[0], default=None)
+        return found
 
 
 def _big_enough(found: tuple[float, BBox, float] | None) -> tuple[float, BBox, float] | None:
