@@ -185,17 +185,18 @@ class VisionAgent(UsesModel):
                  boxes: Sequence[BBox], elements: Sequence[UIElement], meta: dict[str, Any]) -> Outcome:
         """An answer that disagrees with itself: the one element under all of it, else one more call."""
         meta["model_boxes"] = [list(b) for b in boxes]
-        under: list[UIElement] = []
-        for box in boxes:
-            for element in holding(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), elements)[:1]:
-                if element not in under:
-                    under.append(element)
+        under = _under(boxes, elements)
         if len(under) == 1 and len(boxes) == sum(1 for b in boxes if snap(b, elements) is under[0]):
             return self._element(under[0].bbox, description, {}, snapped_to=under[0].description, **meta), \
                 "coordinates (one element under every box)"
         if len(under) > 1 and self.family.json_prompts:
             marks = [(e.bbox, e.description or "element") for e in under]
             return self._by_marks(screenshot, description, reference, marks, "set-of-mark (answer disagreed)")
+        return self._settle_by_zoom(screenshot, description, reference, boxes, elements, meta)
+
+    def _settle_by_zoom(self, screenshot: Image.Image, description: str, reference: Image.Image | None,
+                        boxes: Sequence[BBox], elements: Sequence[UIElement], meta: dict[str, Any]) -> Outcome:
+        """A second look on a zoomed crop around every box: the box it confirms, else no tap."""
         second = self._zoom(screenshot, description, union(boxes)) if reference is None else None
         chosen = [b for b in boxes if isinstance(second, tuple) and confirms(b, second)]
         if not chosen or not isinstance(second, tuple):
@@ -318,3 +319,13 @@ def list_learned(assets: AssetsManager | None) -> list[dict[str, Any]]:
     if assets is None:
         return []
     return sorted(assets.learned(), key=lambda e: (str(e.get("name")), str(e.get("path"))))
+
+
+def _under(boxes: Sequence[BBox], elements: Sequence[UIElement]) -> list[UIElement]:
+    """The elements under the centres of ``boxes`` (the innermost one each), each once, in order."""
+    under: list[UIElement] = []
+    for box in boxes:
+        for element in holding(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), elements)[:1]:
+            if element not in under:
+                under.append(element)
+    return under
