@@ -149,45 +149,55 @@ class LLMConfig:
         provider = (env.get("LLM_PROVIDER") or "").strip().lower()
         if not provider:
             provider = "custom" if env.get("CUSTOM_LLM_BASE_URL") else "none"
-        if provider == "none":
-            config = cls.none()
-        elif provider == "custom":
-            config = cls.custom(api_key=env.get("CUSTOM_LLM_API_KEY", ""),
-                                base_url=env.get("CUSTOM_LLM_BASE_URL", ""),
-                                model=env.get("CUSTOM_LLM_MODEL", ""),
-                                needs_key=_env_bool(env, "CUSTOM_LLM_NEEDS_KEY", True))
-        else:
-            preset = PRESETS.get(provider)
-            if preset is None:   # said when a model is needed: a typo here must not stop template-only tasks
-                return cls(provider=provider, problem=f"unknown LLM_PROVIDER {provider!r} "
-                           f"({did_you_mean(provider, ['custom', *PRESETS], 'providers')})")
-            base_url = env.get("LOCAL_LLM_BASE_URL", "") if provider == "local" else ""
-            config = get_preset_config(provider, api_key=env.get(preset.key_env, ""),
-                                       **({"base_url": base_url} if base_url else {}))
-        overrides: dict[str, object] = {}
-        for var, name in (("LLM_BASE_URL", "base_url"), ("LLM_MODEL", "model"), ("LLM_MODEL_FAMILY", "family"),
-                          ("LLM_AGENT", "agent")):
-            if (env.get(var) or "").strip():
-                overrides[name] = env[var].strip().lower() if name in ("family", "agent") else env[var].strip()
-        for var, name, kind in (("LLM_TIMEOUT", "timeout", float), ("LLM_MAX_RETRIES", "max_retries", int),
-                                ("LLM_MAX_IMAGE_SIDE", "max_image_side", int)):
-            if env.get(var):
-                try:
-                    overrides[name] = kind(env[var])
-                except ValueError as exc:
-                    raise ConfigError(f"{var}={env[var]!r} is not a number") from exc
-        if env.get("LLM_COORD_MODE"):   # said, not fatal: a stale .env must not stop template-only tasks
-            logger.warning("LLM_COORD_MODE=%s is no longer read: what a model's numbers mean follows its family; "
-                           "remove it, and set LLM_MODEL_FAMILY if the model's name does not say its family "
-                           "(docs/models.md)", env["LLM_COORD_MODE"])
-        if "LLM_SUPPORTS_VISION" in env:
-            overrides["supports_vision"] = _env_bool(env, "LLM_SUPPORTS_VISION", True)
+        if provider not in ("none", "custom") and provider not in PRESETS:
+            # said when a model is needed: a typo here must not stop template-only tasks
+            return cls(provider=provider, problem=f"unknown LLM_PROVIDER {provider!r} "
+                       f"({did_you_mean(provider, ['custom', *PRESETS], 'providers')})")
+        config = cls._base(provider, env)
+        overrides = _overrides(env)
         config = dataclasses.replace(config, **overrides) if overrides else config  # type: ignore[arg-type]
         if config.api_key and not config.api_key.isascii():
             raise ConfigError(f"{config.key_env or 'the API key'} contains characters that are not ASCII "
                               "(a key copied with quotes or spaces of another alphabet?)",
                               hint="paste the key again as plain text")
         return config
+
+    @classmethod
+    def _base(cls, provider: str, env: Mapping[str, str]) -> LLMConfig:
+        """The config of ``provider`` (none, custom or a preset) before the LLM_* overrides."""
+        if provider == "none":
+            return cls.none()
+        if provider == "custom":
+            return cls.custom(api_key=env.get("CUSTOM_LLM_API_KEY", ""), base_url=env.get("CUSTOM_LLM_BASE_URL", ""),
+                              model=env.get("CUSTOM_LLM_MODEL", ""),
+                              needs_key=_env_bool(env, "CUSTOM_LLM_NEEDS_KEY", True))
+        base_url = env.get("LOCAL_LLM_BASE_URL", "") if provider == "local" else ""
+        return get_preset_config(provider, api_key=env.get(PRESETS[provider].key_env, ""),
+                                 **({"base_url": base_url} if base_url else {}))
+
+
+def _overrides(env: Mapping[str, str]) -> dict[str, object]:
+    """What LLM_BASE_URL, LLM_MODEL, LLM_MODEL_FAMILY, LLM_AGENT, LLM_TIMEOUT, LLM_MAX_RETRIES,
+    LLM_MAX_IMAGE_SIDE and LLM_SUPPORTS_VISION change in any preset (a number that is not one: ConfigError)."""
+    overrides: dict[str, object] = {}
+    for var, name in (("LLM_BASE_URL", "base_url"), ("LLM_MODEL", "model"), ("LLM_MODEL_FAMILY", "family"),
+                      ("LLM_AGENT", "agent")):
+        if (env.get(var) or "").strip():
+            overrides[name] = env[var].strip().lower() if name in ("family", "agent") else env[var].strip()
+    for var, name, kind in (("LLM_TIMEOUT", "timeout", float), ("LLM_MAX_RETRIES", "max_retries", int),
+                            ("LLM_MAX_IMAGE_SIDE", "max_image_side", int)):
+        if env.get(var):
+            try:
+                overrides[name] = kind(env[var])
+            except ValueError as exc:
+                raise ConfigError(f"{var}={env[var]!r} is not a number") from exc
+    if env.get("LLM_COORD_MODE"):   # said, not fatal: a stale .env must not stop template-only tasks
+        logger.warning("LLM_COORD_MODE=%s is no longer read: what a model's numbers mean follows its family; "
+                       "remove it, and set LLM_MODEL_FAMILY if the model's name does not say its family "
+                       "(docs/models.md)", env["LLM_COORD_MODE"])
+    if "LLM_SUPPORTS_VISION" in env:
+        overrides["supports_vision"] = _env_bool(env, "LLM_SUPPORTS_VISION", True)
+    return overrides
 
 
 def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMConfig:

@@ -5,7 +5,8 @@
     RemoteError                      anything `remote` raises on purpose
     ├── ConfigError                  bad or missing configuration (no model, broken YAML, bad .env value)
     │   ├── ModelNotConfigured       a model is needed and no key/URL is set
-    │   └── BadInput                 a file or argument given on the command line is unusable
+    │   ├── BadInput                 a file or argument given on the command line is unusable
+    │   └── PromptError              a prompt template is missing or its placeholders and values disagree (ai)
     ├── DeviceError                  the phone or the ADB link broke
     │   ├── DeviceNotFound           no such serial / no device at all
     │   │   └── DeviceNotReady       listed, but not usable: unauthorized, offline, no permissions (`state`)
@@ -20,16 +21,24 @@
     │   └── DeviceCommandError       a shell command answered with an error
     │       └── DumpFailed           `uiautomator dump` failed after its retries (steps degrade to the screenshot)
     ├── ActionError                  an action's arguments are impossible (off-screen tap, bad key name)
-    ├── LocateError                  the world did not match: target absent, ambiguous or off screen
+    ├── LocateError                  the world did not match: `failure` (absent, ambiguous, off screen), `candidates`
+    ├── InvalidPlan                  a plan or a step's arguments cannot be used (also a ValueError)
+    │   ├── PlanError                a plan or template step (core.plan.schema; `problems`)
+    │   └── ArgsError                one step's arguments (core.plan.actions; `problems`)
+    ├── ReplyError                   a model's reply holds nothing usable (ai.answers; also a ValueError)
+    ├── ReadError                    a text read off the screen is not a value of the wanted type (core.plan.values)
     ├── ModelError                   a model call failed or its reply stayed unusable (carries `raw`)
     │   └── ModelUnreachable         no connection to the model's server (the environment: exit status 2)
     └── TaskError                    the task could not be planned or run (caps, aborted, ...)
-        └── BudgetExceeded           the task spent its budget of model calls or tokens
+        ├── BudgetExceeded           the task spent its budget of model calls or tokens
+        └── StepCapReached, TimeCapReached, Interrupted, AppMissing (runner)
 
 Exit codes, the same for every command (README's table): 0 success, 1 the task or check
 failed (target not found, ambiguous, decisions changed on replay), 2 the environment,
 configuration or usage failed (no device, no model configured, bad config or arguments, a phone
-another process drives), 130 aborted (Ctrl-C or SIGTERM). Each error class carries its own (``exit_code``).
+another process drives), 130 aborted (Ctrl-C or SIGTERM). Each error class carries its own (``exit_code``)
+and the `FailureReason` a run that it ends is recorded with (``reason``), so a caller reads both from the
+error, never from a table of classes or the words of its message.
 
 Rule of thumb: "the device broke" is a `DeviceError`, "the UI didn't match" is a
 `LocateError`. Errors carry fields (`serial`, `raw`, `path`, `line`) so callers and
@@ -42,6 +51,8 @@ import difflib
 import enum
 from collections.abc import Iterable, Sequence
 
+BBox = tuple[int, int, int, int]
+
 
 class ExitCode(enum.IntEnum):
     OK = 0
@@ -50,10 +61,66 @@ class ExitCode(enum.IntEnum):
     ABORTED = 130
 
 
+class LocateFailure(enum.StrEnum):
+    """Why a locate found nothing usable."""
+
+    NOT_FOUND = "not_found"
+    AMBIGUOUS = "ambiguous"               # several places match nearly as well: never a coin toss
+    NOT_INTERACTABLE = "not_interactable"  # found, but off screen or too little of it visible
+    BAD_INPUT = "bad_input"               # an unusable target_ref or reference image
+    UNAVAILABLE = "unavailable"           # a tier the target needs cannot run here (a broken OCR install)
+
+    @property
+    def reason(self) -> FailureReason:
+        """What a step or run that this locate failure ends failed of (a broken tier: the configuration)."""
+        return _LOCATE_REASONS.get(self, FailureReason.NOT_FOUND)
+
+
+class FailureReason(enum.StrEnum):
+    """Why a step or a task failed: the runner decides on these, never on message text."""
+
+    NOT_FOUND = "not_found"
+    AMBIGUOUS = "ambiguous"
+    NOT_INTERACTABLE = "not_interactable"
+    NO_CHANGE = "no_change"
+    WRONG_PAGE = "wrong_page"
+    TEXT_NOT_TYPED = "text_not_typed"
+    NOT_CONFIRMED = "not_confirmed"       # a sensitive step nobody allowed
+    NO_PERSON = "no_person"               # take_over with nobody to take over
+    FAILURE_SCREEN = "failure_screen"     # the module's declared failure screen (e.g. no such contact)
+    APP_MISSING = "app_missing"
+    GAVE_UP = "gave_up"                   # the plan's finish says the task cannot be done
+    FINAL_CHECK = "final_check"           # every step ran, the finished screen is not what the plan promised
+    INVALID_PLAN = "invalid_plan"
+    STEP_CAP = "step_cap"
+    TIME_CAP = "time_cap"
+    BUDGET = "budget"
+    INTERRUPTED = "interrupted"
+    DEVICE = "device"                     # the phone or the ADB link broke
+    CONFIG = "config"                     # no model configured, bad configuration
+    MODEL = "model"                       # a model call failed
+    MODEL_UNREACHABLE = "model_unreachable"   # no connection to the model's server (the environment's failure)
+    INTERNAL = "internal"                 # a bug of ours
+    ASSERTION = "assertion"               # an assert_visible / assert_not_visible (or a sub-task's check) did not hold
+    TIMEOUT = "timeout"                   # a wait_until's condition never came true within its timeout_ms
+    NOT_READ = "not_read"                 # an extract found nothing it could read as its type
+
+    @property
+    def environment(self) -> bool:
+        """The environment failed, not the task (exit status 2)."""
+        return self in (FailureReason.DEVICE, FailureReason.CONFIG, FailureReason.MODEL_UNREACHABLE)
+
+
+_LOCATE_REASONS = {LocateFailure.AMBIGUOUS: FailureReason.AMBIGUOUS,
+                   LocateFailure.NOT_INTERACTABLE: FailureReason.NOT_INTERACTABLE,
+                   LocateFailure.UNAVAILABLE: FailureReason.CONFIG}
+
+
 class RemoteError(Exception):
     """Base of every error `remote` raises on purpose. `hint` says what to do."""
 
     exit_code = ExitCode.FAILED
+    reason = FailureReason.INVALID_PLAN   # what a run it ends failed of; the plan asked for the impossible
 
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
@@ -68,6 +135,7 @@ class ConfigError(RemoteError):
     """Configuration is missing or invalid. `path`/`line` point at the file when there is one."""
 
     exit_code = ExitCode.ENVIRONMENT
+    reason = FailureReason.CONFIG
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None, hint: str = "") -> None:
         where = ""
@@ -76,7 +144,7 @@ class ConfigError(RemoteError):
         super().__init__(where + message, hint=hint)
         self.path = path
         self.line = line
-        self.reason = message   # without the file and line (for a caller that shows those itself)
+        self.problem = message   # without the file and line (for a caller that shows those itself)
 
     @classmethod
     def several(cls, problems: Sequence[ConfigError], what: str) -> ConfigError:
@@ -99,6 +167,7 @@ class DeviceError(RemoteError):
     """The phone or the ADB connection failed."""
 
     exit_code = ExitCode.ENVIRONMENT
+    reason = FailureReason.DEVICE
 
     def __init__(self, message: str, *, serial: str | None = None, hint: str = "") -> None:
         super().__init__(message, hint=hint)
@@ -185,15 +254,22 @@ class ActionError(RemoteError):
 
 
 class LocateError(RemoteError):
-    """The target could not be found (or not safely): absent, ambiguous, not interactable."""
+    """The target could not be found (or not safely): ``failure`` says which (absent, ambiguous, not
+    interactable ...), ``candidates`` the boxes (device pixels) of the places that matched, best first."""
 
-    def __init__(self, message: str, *, target_ref: str = "", hint: str = "") -> None:
+    def __init__(self, message: str, *, target_ref: str = "", failure: LocateFailure = LocateFailure.NOT_FOUND,
+                 candidates: Sequence[BBox] = (), hint: str = "") -> None:
         super().__init__(message, hint=hint)
         self.target_ref = target_ref
+        self.failure = failure
+        self.candidates = tuple(candidates)
+        self.reason = failure.reason
 
 
 class ModelError(RemoteError):
     """A model call failed or its reply stayed unusable. `raw` keeps the reply for the record."""
+
+    reason = FailureReason.MODEL
 
     def __init__(self, message: str, *, raw: str = "", purpose: str = "", hint: str = "") -> None:
         super().__init__(message, hint=hint)
@@ -205,6 +281,7 @@ class ModelUnreachable(ModelError):
     """The model's server could not be reached at all: the environment failed, not the task."""
 
     exit_code = ExitCode.ENVIRONMENT
+    reason = FailureReason.MODEL_UNREACHABLE
 
 
 class TaskError(RemoteError):
@@ -213,6 +290,14 @@ class TaskError(RemoteError):
 
 class BudgetExceeded(TaskError):
     """The task spent its model budget (``--max-model-calls`` / ``--max-tokens``)."""
+
+    reason = FailureReason.BUDGET
+
+
+class InvalidPlan(RemoteError, ValueError):
+    """A plan, a step's arguments or a prompt's values that cannot be used (`PlanError`, `ArgsError` ...).
+
+    Still a ValueError: the parsers that raise it are value checks, and their callers catch it as one."""
 
 
 def did_you_mean(word: str, known: Iterable[str], what: str = "keys") -> str:

@@ -190,3 +190,18 @@ def test_planner_without_model_fails_clearly_on_use():
     planner = Planner(LLMConfig.none())
     with pytest.raises(ModelNotConfigured):
         planner.plan("t", None)
+
+
+@pytest.mark.parametrize(("params", "success"), [
+    ({"message": "没有找到这个联系人，无法完成"}, True),          # words, no status: the protocol says done
+    ({"success": False, "message": "done"}, False),               # the flag decides, whatever the words
+    ({"status": "failed", "message": "已完成"}, False),
+    ({"status": "completed", "message": "failed to find it, used search instead"}, True),
+])
+def test_a_planned_finish_is_judged_by_its_status_never_by_its_words(model_server, llm_client, params, success):
+    model_server.script("plan", {"steps": [{"action": "launch_app", "params": {"package": "com.tencent.mm"}},
+                                           {"action": "finish", "params": params}],
+                                 "success_check": CHECK})
+    plan = Planner(llm_client.config, client=llm_client).plan("t", None)
+    finish = plan.steps[-1].args
+    assert finish.success is success and finish.message == params["message"]

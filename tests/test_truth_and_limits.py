@@ -67,7 +67,7 @@ def test_1_a_model_plan_that_gives_up_after_a_failed_step_is_failed(with_model, 
     with_model.script("plan", plan({"action": "launch_app", "params": {"package": "com.android.settings"}},
                                    {"action": "tap", "target_ref": "text:深色模式"},
                                    check={"text": "深色模式已打开"}),
-                      {"steps": [{"action": "finish", "description": "无法完成"}]})
+                      {"steps": [{"action": "finish", "params": {"success": False}, "description": "无法完成"}]})
     with_model.script("locate", {"found": False, "reason": "没有这一项"})
     assert run_sim("把深色模式调出来") == 1
     out = capsys.readouterr().out

@@ -12,6 +12,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from remote.errors import FailureReason, RemoteError
+
 
 class Scale(enum.StrEnum):
     """What a coordinate's number means."""
@@ -136,5 +138,7 @@ class Reading:
         return self.items[0]
 
 
-class ReplyError(ValueError):
+class ReplyError(RemoteError, ValueError):
     """The reply holds nothing usable (or not what the caller needs); the message says what was wrong."""
+
+    reason = FailureReason.MODEL

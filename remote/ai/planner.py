@@ -18,12 +18,14 @@ from typing import Any
 
 from PIL import Image
 
+from remote.ai import finishing
 from remote.ai.calls import sent_sizes
 from remote.ai.families import family_for
 from remote.ai.llm import UsesModel, ask_json
 from remote.ai.prompting import render
 from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig
+from remote.core.locate.assets import AssetsManager
 from remote.core.plan.schema import parse_plan
 from remote.core.records import ActionName, ModelUsage, StepPlan, TaskPlan
 
@@ -88,7 +90,7 @@ def _lines(items: Sequence[Any] | None) -> str:
 class Planner(UsesModel):
     """``Planner(config).plan("给张三发微信消息说你好", screenshot) -> TaskPlan``."""
 
-    def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: Any = None,
+    def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: AssetsManager | None = None,
                  usage: ModelUsage | None = None) -> None:
         self.config = llm_config
         self.assets = assets
@@ -132,7 +134,7 @@ class Planner(UsesModel):
         name = module_name(module)
 
         def expect(data: Any) -> TaskPlan:
-            return parse_plan(data, screen_size=screen_size, source=source, module=name)
+            return parse_plan(finishing.by_protocol(data), screen_size=screen_size, source=source, module=name)
 
         plan: TaskPlan = ask_json(self.client, messages, purpose="plan", images=images, expect=expect)
         if images:   # the record says what the model saw (docs/models.md, "Reading a model call's record")

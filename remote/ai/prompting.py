@@ -16,10 +16,12 @@ import string
 from collections.abc import Mapping
 from pathlib import Path
 
+from remote.errors import ConfigError
+
 PROMPTS_DIR = Path(__file__).with_name("prompts")
 
 
-class PromptError(ValueError):
+class PromptError(ConfigError, ValueError):
     """A template is missing, or a placeholder and its values do not agree."""
 
 

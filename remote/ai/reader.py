@@ -203,21 +203,30 @@ def _from_json(span: Span, convention: Convention) -> tuple[Item, ...]:
     """A JSON value: an object is one item; a list of objects one item each; a list of numbers a box/point."""
     value = span.value
     if isinstance(value, dict):
-        item = _from_object(value, convention)
-        if isinstance(item, Box):   # a box and a point in one answer: both kept, the caller checks they agree
-            extra = next((value[k] for k in POINT_KEYS if k in value), None)
-            point = _geometry(numbers(extra), convention) if extra is not None else None
-            if isinstance(point, Point):
-                return item, point
-        return (item,) if item is not None else ()
+        return _from_dict(value, convention)
     if value and all(isinstance(v, dict) for v in value):
-        items = tuple(i for i in (_from_object(v, convention) for v in value) if i is not None)
-        return items if len(items) == len(value) else ()
+        return _all_or_none([_from_object(v, convention) for v in value])
     if value and all(isinstance(v, list | tuple) and len(v) == 4 for v in value):   # GLM's [[x1,y1,x2,y2], ...]
-        boxes = tuple(g for g in (_geometry(numbers(v), convention) for v in value) if g is not None)
-        return boxes if len(boxes) == len(value) else ()
+        return _all_or_none([_geometry(numbers(v), convention) for v in value])
     geometry = _geometry(numbers(value), convention)
     return (geometry,) if geometry is not None else ()
+
+
+def _from_dict(value: dict[str, Any], convention: Convention) -> tuple[Item, ...]:
+    """One object: its item; a box and a point in one answer are both kept (the caller checks they agree)."""
+    item = _from_object(value, convention)
+    if isinstance(item, Box):
+        extra = next((value[k] for k in POINT_KEYS if k in value), None)
+        point = _geometry(numbers(extra), convention) if extra is not None else None
+        if isinstance(point, Point):
+            return item, point
+    return (item,) if item is not None else ()
+
+
+def _all_or_none(items: list[Item | None]) -> tuple[Item, ...]:
+    """Every element's item, or none at all when one of them is unreadable."""
+    read = tuple(i for i in items if i is not None)
+    return read if len(read) == len(items) else ()
 
 
 # ---------------------------------------------------------------- action calls and special tokens

@@ -43,6 +43,7 @@ from remote.ai.prompting import placeholders, render, render_text
 from remote.ai.protocols import ChatModel
 from remote.config import LLMConfig
 from remote.core import coords
+from remote.core.locate.assets import AssetsManager
 from remote.core.locate.snapping import holding, snap
 from remote.core.records import LocateResult, ModelUsage, UIElement
 from remote.errors import ModelError
@@ -90,7 +91,7 @@ def snap_to_candidate(box: BBox, candidates: Sequence[BBox]) -> int | None:
 class VisionAgent(UsesModel):
     """``VisionAgent(config).find_element(screenshot, "底部消息输入框", elements=tree_elements) -> LocateResult``."""
 
-    def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: Any = None,
+    def __init__(self, llm_config: LLMConfig, *, client: ChatModel | None = None, assets: AssetsManager | None = None,
                  usage: ModelUsage | None = None, zoom: bool = True, family: Family | None = None) -> None:
         self.config = llm_config
         self.family = family or family_for(llm_config.model, llm_config.family)
@@ -191,17 +192,18 @@ class VisionAgent(UsesModel):
                  boxes: Sequence[BBox], elements: Sequence[UIElement], meta: dict[str, Any]) -> Outcome:
         """An answer that disagrees with itself: the one element under all of it, else one more call."""
         meta["model_boxes"] = [list(b) for b in boxes]
-        under: list[UIElement] = []
-        for box in boxes:
-            for element in holding(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), elements)[:1]:
-                if element not in under:
-                    under.append(element)
+        under = _under(boxes, elements)
         if len(under) == 1 and len(boxes) == sum(1 for b in boxes if snap(b, elements) is under[0]):
             return self._element(under[0].bbox, description, {}, snapped_to=under[0].description, **meta), \
                 "coordinates (one element under every box)"
         if len(under) > 1 and self.family.json_prompts:
             marks = [(e.bbox, e.description or "element") for e in under]
             return self._by_marks(screenshot, description, reference, marks, "set-of-mark (answer disagreed)")
+        return self._settle_by_zoom(screenshot, description, reference, boxes, elements, meta)
+
+    def _settle_by_zoom(self, screenshot: Image.Image, description: str, reference: Image.Image | None,
+                        boxes: Sequence[BBox], elements: Sequence[UIElement], meta: dict[str, Any]) -> Outcome:
+        """A second look on a zoomed crop around every box: the box it confirms, else no tap."""
         second = self._zoom(screenshot, description, union(boxes)) if reference is None else None
         chosen = [b for b in boxes if isinstance(second, tuple) and confirms(b, second)]
         if not chosen or not isinstance(second, tuple):
@@ -330,8 +332,18 @@ def _noted(located: Located) -> dict[str, Any]:
             "mark": located.mark, "not_found": located.not_found.reason if located.not_found else None}
 
 
-def list_learned(assets: Any) -> list[dict[str, Any]]:
+def list_learned(assets: AssetsManager | None) -> list[dict[str, Any]]:
     """Learned variants for review (``python -m remote modules learned``): name, path, screen size."""
     if assets is None:
         return []
     return sorted(assets.learned(), key=lambda e: (str(e.get("name")), str(e.get("path"))))
+
+
+def _under(boxes: Sequence[BBox], elements: Sequence[UIElement]) -> list[UIElement]:
+    """The elements under the centres of ``boxes`` (the innermost one each), each once, in order."""
+    under: list[UIElement] = []
+    for box in boxes:
+        for element in holding(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), elements)[:1]:
+            if element not in under:
+                under.append(element)
+    return under

@@ -33,7 +33,7 @@ def _read(c: Checker) -> Any:
     try:
         return load_yaml(c.path)
     except ConfigError as exc:   # the Problem shows the file and line: the reason alone, not them twice
-        c.add(exc.line, exc.reason, exc.hint)
+        c.add(exc.line, exc.problem, exc.hint)
         return None
 
 
@@ -137,43 +137,15 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
     name = str(raw["name"])
     c.keys(raw, TASK_KEYS, f"task {name}", line)
     before = len(c.problems)
-    patterns = c.string_list(raw["patterns"], f"task {name}: patterns", line)
-    regexes = []
-    for p in patterns:
-        try:
-            regexes.append(compile_pattern(p))
-        except (ValueError, re.error) as exc:
-            c.add(line, f"task {name}: {exc}")
-    slots: dict[str, dict[str, str]] = {}
-    kinds: dict[str, str] = {}
-    if isinstance(raw.get("slots"), dict):
-        for k, v in raw["slots"].items():
-            if isinstance(v, str):   # a kind of value: slots: {url: url}
-                if v in SLOT_KINDS:
-                    kinds[str(k)] = v
-                else:
-                    c.add(line_of_key(raw["slots"], k) or line, f"task {name}: slots.{k}: unknown kind {v[:40]!r}",
-                          did_you_mean(v, SLOT_KINDS, "kinds"))
-                continue
-            choices = _slot_choices(v)
-            if choices is None:
-                c.add(line_of_key(raw["slots"], k) or line, f"task {name}: slots.{k} must be a list, a mapping "
-                      "canonical -> [spoken words], or a kind of value (" + ", ".join(SLOT_KINDS) + ")")
-            else:
-                slots[str(k)] = choices
+    patterns, regexes = _patterns(c, raw["patterns"], name, line)
+    slots, kinds = _slots(c, raw.get("slots"), name, line)
     if not isinstance(raw["steps"], list):
         c.add(line, f"task {name}: steps must be a list")
         return None
     check_steps(c, raw["steps"], name, line)
     check_answer(c, raw, name, line)
     check_success(c, raw.get("success_check"), name, line_of_key(raw, "success_check") or line)
-    keys_only = all(isinstance(s, dict) and str(s.get("action", "")) in KEY_ACTIONS for s in raw["steps"])
-    # an assert as the last step checks the finished screen too (FAILED when it does not hold)
-    ends_checked = bool(raw["steps"]) and isinstance(raw["steps"][-1], dict) and \
-        kind_of(raw["steps"][-1]) in ("assert_visible", "assert_not_visible")
-    if "success_check" not in raw and not keys_only and "answer" not in raw and not ends_checked:
-        c.add(line, f"task {name}: no success_check: a run can only say that its steps ran, not that the task "
-              "is done", "say what the finished screen shows (docs/modules.md: success_check)", warning=True)
+    _warn_unchecked(c, raw, name, line)
     failures = tuple(check_failures(c, raw.get("failures"), line_of_key(raw, "failures") or line))
     # The module's failure screens apply to the templates that declare every slot they mention.
     module_failures = tuple(f for f in module_failures if slots_used(f) <= declared_slots(patterns))
@@ -185,6 +157,54 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
                         description=str(raw.get("description") or ""), line=line,
                         failures=module_failures + failures, answer=str(raw.get("answer") or ""),
                         env=env_names(raw.get("env")), kinds=kinds, _regexes=tuple(regexes))
+
+
+def _patterns(c: Checker, raw: Any, name: str, line: int | None) -> tuple[list[str], list[re.Pattern[str]]]:
+    """A task's patterns and their compiled regexes (a pattern that does not compile: a problem)."""
+    patterns = c.string_list(raw, f"task {name}: patterns", line)
+    regexes = []
+    for p in patterns:
+        try:
+            regexes.append(compile_pattern(p))
+        except (ValueError, re.error) as exc:
+            c.add(line, f"task {name}: {exc}")
+    return patterns, regexes
+
+
+def _slots(c: Checker, raw: Any, name: str, line: int | None) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """A task's ``slots:``: the slots with choices (spoken word -> canonical) and the slots of a kind (url ...)."""
+    slots: dict[str, dict[str, str]] = {}
+    kinds: dict[str, str] = {}
+    if not isinstance(raw, dict):
+        return slots, kinds
+    for k, v in raw.items():
+        where = line_of_key(raw, k) or line
+        if isinstance(v, str):   # a kind of value: slots: {url: url}
+            if v in SLOT_KINDS:
+                kinds[str(k)] = v
+            else:
+                c.add(where, f"task {name}: slots.{k}: unknown kind {v[:40]!r}", did_you_mean(v, SLOT_KINDS, "kinds"))
+            continue
+        choices = _slot_choices(v)
+        if choices is None:
+            c.add(where, f"task {name}: slots.{k} must be a list, a mapping canonical -> [spoken words], or a kind "
+                  "of value (" + ", ".join(SLOT_KINDS) + ")")
+        else:
+            slots[str(k)] = choices
+    return slots, kinds
+
+
+def _warn_unchecked(c: Checker, raw: dict[str, Any], name: str, line: int | None) -> None:
+    """A warning for a task whose run could only say that its steps ran: no success_check, no answer, no
+    final assert, and not only keys pressed."""
+    steps = raw["steps"]
+    keys_only = all(isinstance(s, dict) and str(s.get("action", "")) in KEY_ACTIONS for s in steps)
+    # an assert as the last step checks the finished screen too (FAILED when it does not hold)
+    ends_checked = bool(steps) and isinstance(steps[-1], dict) and \
+        kind_of(steps[-1]) in ("assert_visible", "assert_not_visible")
+    if "success_check" not in raw and not keys_only and "answer" not in raw and not ends_checked:
+        c.add(line, f"task {name}: no success_check: a run can only say that its steps ran, not that the task "
+              "is done", "say what the finished screen shows (docs/modules.md: success_check)", warning=True)
 
 
 def _slot_choices(value: Any) -> dict[str, str] | None:

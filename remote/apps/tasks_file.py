@@ -40,7 +40,7 @@ def check_text(text: str, path: Path, failures: tuple[dict[str, str], ...] = ())
     try:
         parsed = parse_yaml_text(text, path)
     except ConfigError as exc:
-        checker.add(exc.line, exc.reason, exc.hint)
+        checker.add(exc.line, exc.problem, exc.hint)
         return [], checker.problems
     return load_templates(checker, failures, parsed), checker.problems
 

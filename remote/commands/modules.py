@@ -163,28 +163,37 @@ def learned_command(args: argparse.Namespace, registry: ModuleRegistry) -> int:
 def run(args: argparse.Namespace) -> int:
     registry = module_registry()
     if args.action == "check":
-        problems, advice = check(registry), notes(registry)
-        problems += learned_problems(learned_store(args), registry)
-        if args.json:
-            errors = [p for p in problems if ": warning: " not in p]
-            print(json.dumps({"ok": not errors, "problems": errors,
-                              "warnings": [p for p in problems if ": warning: " in p], "notes": advice},
-                             ensure_ascii=False))
-        else:
-            for p in problems:
-                print(p)
-            for note in advice:
-                print(f"note: {note}")
-            n = sum(len(m.templates) for m in registry.modules.values())
-            errors = [p for p in problems if ": warning: " not in p]
-            broken = f", {len(registry.broken)} not loadable ({', '.join(sorted(registry.broken))})" \
-                if registry.broken else ""
-            print(f"{len(registry.modules)} modules, {n} task templates{broken}: "
-                  + ("all good" if not problems else f"{len(errors)} problem(s), {len(problems) - len(errors)} "
-                     "warning(s)"))
-        return 1 if any(": warning: " not in p for p in problems) else 0
+        return _check(args, registry)
     if args.action in ("learned", "promote", "forget", "adopt"):
         return learned_command(args, registry)
+    return _list(args, registry)
+
+
+def _check(args: argparse.Namespace, registry: ModuleRegistry) -> int:
+    """`remote modules check`: every module's and learned task's problems and warnings; 1 when one is a problem."""
+    problems, advice = check(registry), notes(registry)
+    problems += learned_problems(learned_store(args), registry)
+    errors = [p for p in problems if ": warning: " not in p]
+    if args.json:
+        print(json.dumps({"ok": not errors, "problems": errors,
+                          "warnings": [p for p in problems if ": warning: " in p], "notes": advice},
+                         ensure_ascii=False))
+        return 1 if errors else 0
+    for p in problems:
+        print(p)
+    for note in advice:
+        print(f"note: {note}")
+    n = sum(len(m.templates) for m in registry.modules.values())
+    broken = f", {len(registry.broken)} not loadable ({', '.join(sorted(registry.broken))})" \
+        if registry.broken else ""
+    print(f"{len(registry.modules)} modules, {n} task templates{broken}: "
+          + ("all good" if not problems else f"{len(errors)} problem(s), {len(problems) - len(errors)} "
+             "warning(s)"))
+    return 1 if errors else 0
+
+
+def _list(args: argparse.Namespace, registry: ModuleRegistry) -> int:
+    """`remote modules`: each module with its templates' patterns (``--json``: as data)."""
     data: list[dict[str, Any]] = [{"name": m.name, "display_name": m.display_name, "package": m.package, "default": m.default,
              "keywords": list(m.keywords), "path": str(m.path),
              "templates": [{"name": t.name, "patterns": list(t.patterns)} for t in m.templates]}

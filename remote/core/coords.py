@@ -58,6 +58,18 @@ def _clip_box(x1: int, y1: int, x2: int, y2: int, w: int, h: int) -> BBox:
     return x1, y1, x2, y2
 
 
+def _normalized(mode: str, side: float, x1: float, y1: float, x2: float, y2: float) -> bool:
+    """Whether a box's numbers are 0-1000: as ``mode`` says, or (``auto``) when every one is below the
+    image's smaller side (`is_normalized`, written out: this is the hot path)."""
+    if mode == "auto":
+        return -side < x1 < side and -side < y1 < side and -side < x2 < side and -side < y2 < side
+    if mode == "norm1000":
+        return True
+    if mode == "pixel":
+        return False
+    raise ValueError(f"unknown mode {mode!r}")
+
+
 def to_pixels(bbox: Any, image_size: Any, mode: str = "auto") -> BBox | None:
     """Convert a bbox to pixel coordinates of an image of ``image_size`` (w, h).
 
@@ -74,46 +86,11 @@ def to_pixels(bbox: Any, image_size: Any, mode: str = "auto") -> BBox | None:
             w, h, side, sx, sy = _SIZES[image_size]
         except (KeyError, TypeError):  # a new size, or an unhashable one (a list)
             w, h, side, sx, sy = _size_facts(image_size)
-        if mode == "auto":
-            # is_normalized, inlined: the largest |value| below the smaller side.
-            normalized = -side < x1 < side and -side < y1 < side and -side < x2 < side and -side < y2 < side
-        elif mode == "norm1000":
-            normalized = True
-        elif mode == "pixel":
-            normalized = False
-        else:
-            raise ValueError(f"unknown mode {mode!r}")
+        normalized = _normalized(mode, side, x1, y1, x2, y2)
         if normalized:
-            px1 = round(x1 * sx)
-            py1 = round(y1 * sy)
-            px2 = round(x2 * sx)
-            py2 = round(y2 * sy)
+            px1, py1, px2, py2 = _clip_box(round(x1 * sx), round(y1 * sy), round(x2 * sx), round(y2 * sy), w, h)
         else:
-            px1 = round(x1)
-            py1 = round(y1)
-            px2 = round(x2)
-            py2 = round(y2)
-        # _clip_box, inlined: this is the hot path.
-        if px2 < px1:
-            px1, px2 = px2, px1
-        if py2 < py1:
-            py1, py2 = py2, py1
-        if px1 < 0:
-            px1 = 0
-        elif px1 >= w:
-            px1 = w - 1
-        if py1 < 0:
-            py1 = 0
-        elif py1 >= h:
-            py1 = h - 1
-        if px2 <= px1:
-            px2 = px1 + 1
-        elif px2 > w:
-            px2 = w
-        if py2 <= py1:
-            py2 = py1 + 1
-        elif py2 > h:
-            py2 = h
+            px1, py1, px2, py2 = _clip_box(round(x1), round(y1), round(x2), round(y2), w, h)
         if normalized and logger.isEnabledFor(_INFO):
             logger.info("[坐标] 检测到归一化坐标 %s, 已转换为实际坐标 %s, 图像尺寸: %s",
                         _fmt(bbox), (px1, py1, px2, py2), (w, h))

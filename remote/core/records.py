@@ -15,10 +15,10 @@ from typing import Any
 from remote.core.plan.actions import ActionName, ArgsError
 from remote.core.plan.checks import FailureScreen, SuccessCheck
 from remote.core.plan.steps import StepPlan, TargetType, TaskPlan, to_jsonable
-from remote.errors import ExitCode
+from remote.errors import ExitCode, FailureReason, LocateFailure
 
 # Re-exported: plans and results are one vocabulary for the rest of the product.
-__all__ = ["ActionName", "ArgsError", "FailureScreen", "StepPlan", "SuccessCheck", "TargetType", "TaskPlan",
+__all__ = ["ActionName", "ArgsError", "FailureReason", "LocateFailure", "FailureScreen", "StepPlan", "SuccessCheck", "TargetType", "TaskPlan",
            "to_jsonable"]
 
 BBox = tuple[int, int, int, int]
@@ -85,51 +85,6 @@ class StepStatus(enum.StrEnum):
     FAILED = "failed"
     SKIPPED = "skipped"
     NOT_CHECKED = "not_checked"   # --dry-run: the step needs a screen that only an earlier step would show
-
-
-class LocateFailure(enum.StrEnum):
-    """Why a locate found nothing usable."""
-
-    NOT_FOUND = "not_found"
-    AMBIGUOUS = "ambiguous"               # several places match nearly as well: never a coin toss
-    NOT_INTERACTABLE = "not_interactable"  # found, but off screen or too little of it visible
-    BAD_INPUT = "bad_input"               # an unusable target_ref or reference image
-    UNAVAILABLE = "unavailable"           # a tier the target needs cannot run here (a broken OCR install)
-
-
-class FailureReason(enum.StrEnum):
-    """Why a step or a task failed: the runner decides on these, never on message text."""
-
-    NOT_FOUND = "not_found"
-    AMBIGUOUS = "ambiguous"
-    NOT_INTERACTABLE = "not_interactable"
-    NO_CHANGE = "no_change"
-    WRONG_PAGE = "wrong_page"
-    TEXT_NOT_TYPED = "text_not_typed"
-    NOT_CONFIRMED = "not_confirmed"       # a sensitive step nobody allowed
-    NO_PERSON = "no_person"               # take_over with nobody to take over
-    FAILURE_SCREEN = "failure_screen"     # the module's declared failure screen (e.g. no such contact)
-    APP_MISSING = "app_missing"
-    GAVE_UP = "gave_up"                   # the plan's finish says the task cannot be done
-    FINAL_CHECK = "final_check"           # every step ran, the finished screen is not what the plan promised
-    INVALID_PLAN = "invalid_plan"
-    STEP_CAP = "step_cap"
-    TIME_CAP = "time_cap"
-    BUDGET = "budget"
-    INTERRUPTED = "interrupted"
-    DEVICE = "device"                     # the phone or the ADB link broke
-    CONFIG = "config"                     # no model configured, bad configuration
-    MODEL = "model"                       # a model call failed
-    MODEL_UNREACHABLE = "model_unreachable"   # no connection to the model's server (the environment's failure)
-    INTERNAL = "internal"                 # a bug of ours
-    ASSERTION = "assertion"               # an assert_visible / assert_not_visible (or a sub-task's check) did not hold
-    TIMEOUT = "timeout"                   # a wait_until's condition never came true within its timeout_ms
-    NOT_READ = "not_read"                 # an extract found nothing it could read as its type
-
-    @property
-    def environment(self) -> bool:
-        """The environment failed, not the task (exit status 2)."""
-        return self in (FailureReason.DEVICE, FailureReason.CONFIG, FailureReason.MODEL_UNREACHABLE)
 
 
 def _transient() -> Any:

@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from remote.core.coords import bbox_center, visible_region
+from remote.core.locate.screen import Screen
 from remote.core.locate.ui_tree import UITree
-from remote.errors import ActionError, LocateError
+from remote.core.records import LocateResult
+from remote.errors import ActionError, LocateError, LocateFailure
 from remote.mcp.session import Session
 from remote.mcp.shot import Element, Shot, role
 from remote.mcp.touch import Touch, touch_at
@@ -109,29 +111,44 @@ def _still_there(tree: UITree, el: Element) -> bool:
 
 def aim_target(session: Session, target_ref: str) -> Aim:
     """Locate a ``target_ref`` on a fresh screen with the hybrid locator (tree, OpenCV, OCR, vision)."""
+    require_locatable(session, target_ref)
+    screen = session.live_screen()
+    return aim_located(session, target_ref, session.locator.locate(target_ref, screen), screen)
+
+
+def require_locatable(session: Session, target_ref: str) -> None:
+    """A ``dynamic:`` target needs the vision model: a LocateError (with what to do) when none is configured."""
     if target_ref.startswith("dynamic:") and session.locator.vision is None:
         raise LocateError(f"{target_ref}: dynamic: targets need a vision model, and none is configured",
-                          target_ref=target_ref,
+                          target_ref=target_ref, failure=LocateFailure.UNAVAILABLE,
                           hint="set LLM_PROVIDER and its key (docs/models.md), or use text:/desc:/id:, an element "
                                "number or x,y")
-    screen = session.live_screen()
-    result = session.locator.locate(target_ref, screen)
+
+
+def aim_located(session: Session, target_ref: str, result: LocateResult, screen: Screen) -> Aim:
+    """The aim of a locate's ``result`` on ``screen``; a LocateError (ambiguous, not found) when it has none."""
     if result.success and result.element is not None and result.reliable:
         el = result.element
         point = el.center or bbox_center(el.bbox)
         how = f"{target_ref} found via {result.method_used} (confidence {el.confidence:.2f})"
         found = Aim(point, el.bbox, how, el.description or target_ref, result.method_used, el.confidence)
         return reach(found, screen.tree() if screen.tree_taken else session.tree())
+    raise missed(session, target_ref, result)
+
+
+def missed(session: Session, target_ref: str, result: LocateResult) -> LocateError:
+    """Why a locate's ``result`` gives no aim: several places nearly equally well, or none."""
     if result.success:
         shot = session.shot
         places = "; ".join(_place(c.bbox, shot) for c in result.candidates[:5])
-        raise LocateError(f"{target_ref} matches {len(result.candidates)} places nearly equally well ({places})",
-                          target_ref=target_ref,
-                          hint="pick one: take a screenshot and pass element=N, or pass x,y")
+        return LocateError(f"{target_ref} matches {len(result.candidates)} places nearly equally well ({places})",
+                           target_ref=target_ref, failure=LocateFailure.AMBIGUOUS,
+                           candidates=[c.bbox for c in result.candidates],
+                           hint="pick one: take a screenshot and pass element=N, or pass x,y")
     tried = ", ".join(result.tiers_tried) or "no tier"
-    raise LocateError(f"{target_ref} not found (tried {tried}): {result.error or 'no match'}",
-                      target_ref=target_ref,
-                      hint="take a screenshot and use an element number, or a text:/desc:/id: from its list")
+    return LocateError(f"{target_ref} not found (tried {tried}): {result.error or 'no match'}",
+                       target_ref=target_ref, failure=result.failure or LocateFailure.NOT_FOUND,
+                       hint="take a screenshot and use an element number, or a text:/desc:/id: from its list")
 
 
 def _place(bbox: tuple[int, int, int, int], shot: Shot | None) -> str:

@@ -29,7 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
-from remote.errors import DeviceError, RemoteError
+from remote.errors import DeviceDisconnected, RemoteError
 from remote.mcp.asking import Asker
 from remote.mcp.deadline import CallOver, Deadline, running
 from remote.mcp.session import Session
@@ -56,7 +56,7 @@ class Point(BaseModel):
 
 def describe_error(exc: RemoteError) -> str:
     text = exc.message
-    if isinstance(exc, DeviceError) and "lost the connection" in exc.message:
+    if isinstance(exc, DeviceDisconnected):
         text = f"the phone is not reachable: {exc.message}"
     return f"{text} (hint: {exc.hint})" if exc.hint else text
 

@@ -14,14 +14,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from remote.core.records import ActionName
+from remote.core.locate.screen import Screen
+from remote.core.records import ActionName, LocateResult
 from remote.errors import ActionError, LocateError
 from remote.mcp import deadline
 from remote.mcp.access import LAUNCHERS, AccessDenied, resolve_app
-from remote.mcp.aim import Aim, aim, aim_target
+from remote.mcp.aim import Aim, aim, aim_located, require_locatable
 from remote.mcp.asking import Asker, confirm_sensitive
 from remote.mcp.session import Session
 from remote.mcp.shot import encode_jpeg
+from remote.runner.looking import Seen, seen_in
+from remote.runner.seeking import Eyes, holds, scroll_until_visible, wait_until
 
 DIRECTIONS = ("up", "down", "left", "right")
 SCROLL_UNIT = 0.15          # one scroll "click" moves the content by 15 % of the screen
@@ -164,60 +167,93 @@ def scroll(session: Session, asker: Asker, direction: str, amount: int = 3, *, x
            f"{target.describe(session.shot)}"
 
 
+class _Looking:
+    """How the MCP tools look for a target (`remote.runner.seeking`): a fresh screen with its tree, the
+    session's locator (every tier the target's form allows), and the last result kept for the reply."""
+
+    def __init__(self, session: Session, target_ref: str) -> None:
+        require_locatable(session, target_ref)
+        self.session, self.target_ref = session, target_ref
+        self.last: tuple[LocateResult, Screen] | None = None
+        self.eyes = Eyes(self._look, self._judge)
+
+    def _look(self, n: int) -> Screen:
+        deadline.current().check()
+        return self.session.live_screen()
+
+    def _judge(self, screen: Screen) -> Seen:
+        result = self.session.locator.locate(self.target_ref, screen)
+        self.last = (result, screen)
+        return seen_in(result, screen, [self.target_ref])
+
+    def aim(self) -> Aim:
+        """The aim of the last look (a LocateError when it found several places or none)."""
+        assert self.last is not None, "looked at least once"
+        return aim_located(self.session, self.target_ref, *self.last)
+
+    def detail(self) -> str:
+        try:
+            return self.aim().describe(self.session.shot)
+        except LocateError as exc:
+            return exc.message
+
+
+class _CallClock:
+    """The seconds of one MCP call; its sleeps end with the call's deadline (`remote.mcp.deadline`)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def sleep(self, seconds: float) -> None:
+        deadline.current().sleep(max(0.05, seconds))
+
+
 def scroll_to(session: Session, asker: Asker, target_ref: str, direction: str = "down", max_swipes: int = 8) -> str:
-    """Scroll until ``target_ref`` is on screen; stop at the end of the list."""
+    """Scroll until ``target_ref`` is on screen; stop at the end of the list (`remote.runner.seeking`)."""
     front_allowed(session, "scroll")
     size = session.adb.window_size()
-    last = None
-    for swipes in range(max(0, min(int(max_swipes), 30)) + 1):
-        deadline.current().check()
-        try:
-            found = aim_target(session, target_ref)
-            return f"{found.describe(session.shot)} after {swipes} scroll{'s' * (swipes != 1)} {direction}"
-        except LocateError as exc:
-            if "nearly equally" in exc.message:
-                raise
-            last = exc
-        if swipes == max_swipes:
-            break
-        before = session.capture()[0]
+    looking = _Looking(session, target_ref)
+
+    def swipe() -> None:
         sx, sy, ex, ey = scroll_vector(direction, 3, (size[0] // 2, size[1] // 2), size)[0]
         session.device.swipe(sx, sy, ex, ey, duration_ms=300)
         session.acted()
         deadline.current().sleep(0.3)
-        if not session.verifier.classify(before, session.capture()[0]).screen_changed:
-            raise LocateError(f"{target_ref} not found: the list ended after {swipes + 1} scrolls {direction}",
-                              target_ref=target_ref, hint="try the other direction")
-    raise LocateError(f"{target_ref} not found after {max_swipes} scrolls {direction}: {last}",
+
+    limit = max(0, min(int(max_swipes), 30))
+    got = scroll_until_visible(looking.eyes, swipe, limit)
+    if got.seen.found:
+        found = looking.aim()      # several places nearly equally well: the LocateError says which
+        return f"{found.describe(session.shot)} after {got.swipes} scroll{'s' * (got.swipes != 1)} {direction}"
+    if got.ended:
+        raise LocateError(f"{target_ref} not found: the list ended after {got.swipes} scrolls {direction}",
+                          target_ref=target_ref, hint="try the other direction")
+    raise LocateError(f"{target_ref} not found after {limit} scrolls {direction}: {looking.detail()}",
                       target_ref=target_ref, hint="raise max_swipes or try the other direction")
 
 
 def wait_for(session: Session, target_ref: str, gone: bool = False, timeout: float = 10.0,
              interval: float = 0.5) -> str:
-    """Poll until ``target_ref`` appears (or, with ``gone``, disappears); a LocateError after ``timeout``.
+    """Poll until ``target_ref`` is present (or, with ``gone``, is not); a LocateError after ``timeout``.
 
-    The call's deadline stops the polling too (`remote.mcp.deadline`)."""
-    started = time.monotonic()
+    Present as the flow's ``wait_until`` means it (`remote.runner.seeking`): a place matches, even several
+    nearly equally well. The call's deadline stops the polling too (`remote.mcp.deadline`)."""
     limit = max(0.0, min(float(timeout), 300.0, deadline.current().remaining()))
-    while True:
-        deadline.current().check()
-        try:
-            found = aim_target(session, target_ref)
-            present, detail = True, found.describe(session.shot)
-        except LocateError as exc:
-            present, detail = "nearly equally" in exc.message, exc.message
-        waited = time.monotonic() - started
-        if present != gone:
-            if not gone:
-                session.journal.found(target_ref)
-            what = "gone" if gone else f"present: {detail}"
-            return f"{target_ref} {what} after {waited:.1f} s"
-        if waited >= limit:
-            deadline.current().check()      # the call's deadline, not the wait's own timeout, ended it
-            state = "still there" if gone else "did not appear"
-            raise LocateError(f"{target_ref} {state} within {limit:g} s", target_ref=target_ref,
-                              hint="take a screenshot to see what the phone shows")
-        deadline.current().sleep(max(0.05, min(interval, limit - waited)))
+    looking = _Looking(session, target_ref)
+    got = wait_until(looking.eyes, not gone, int(limit * 1000), _CallClock(), max(0.05, float(interval)))
+    waited = got.waited_ms / 1000
+    if holds(got.seen, not gone):
+        if gone:
+            return f"{target_ref} gone after {waited:.1f} s"
+        session.journal.found(target_ref)
+        return f"{target_ref} present: {looking.detail()} after {waited:.1f} s"
+    deadline.current().check()      # the call's deadline, not the wait's own timeout, ended it
+    state = "still there" if gone else "did not appear"
+    raise LocateError(f"{target_ref} {state} within {limit:g} s", target_ref=target_ref,
+                      hint="take a screenshot to see what the phone shows")
 
 
 def zoom(session: Session, region: list[float], max_side: int | None = None) -> tuple[bytes, str]:

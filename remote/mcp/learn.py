@@ -23,6 +23,7 @@ from remote.core.plan.sensitivity import mark
 from remote.core.plan.steps import TaskPlan
 from remote.core.records import FinalCheckResult, StepResult, StepStatus, TaskResult, TaskStatus
 from remote.errors import ActionError, RemoteError
+from remote.mcp.journal import Act
 from remote.mcp.session import Session
 from remote.runner.learner import acting_module
 from remote.runner.learning import compile_run
@@ -39,11 +40,7 @@ def save_task(session: Session, task: str, check: list[str], slots: dict[str, st
         raise ActionError("nothing to save: no acting call has succeeded since this session began, its last "
                           "save_task or its last run_task",
                           hint="do the task with open_app, tap, type, key ... then call save_task")
-    targets = [c.strip() for c in check if c.strip()][:CHECKS] or ([session.journal.seen] if session.journal.seen else [])
-    if not targets:
-        raise ActionError("a learned task needs the check its run ended with: none was given and no wait_for "
-                          "found its target after the last act",
-                          hint="pass check=[\"text:…\"] (what the finished screen shows), or call wait_for first")
+    targets = _checks(session, check)
     package = session.front().get("package", "")
     session.gate.check(package, "save a task")
     screen = session.live_screen()
@@ -51,15 +48,7 @@ def save_task(session: Session, task: str, check: list[str], slots: dict[str, st
     if missing:
         raise ActionError(f"the check does not pass on the screen now: {', '.join(missing)} not found",
                           hint="name what the finished screen shows (text:…, desc:…), as a screenshot lists it")
-    blind = [n for n, a in enumerate(acts, start=1) if a.point is not None and a.screen is None]
-    if blind:
-        raise ActionError(f"act {blind[0]} of {len(acts)} touched a screen whose UI tree could not be read, so "
-                          "what it touched cannot be named", hint="do the task again, then save it")
-    unread = [n for n, a in enumerate(acts, start=1) if not a.checked]
-    if unread:
-        raise ActionError(f"act {unread[0]} of {len(acts)} typed with verify=false: whether its field was a "
-                          "password field is not known, and a password is never stored",
-                          hint="type with verify on (the default), then save")
+    _require_named(acts)
     words = _words(session, package)
     plan = TaskPlan(steps=[mark(a.step, words) for a in acts], source="mcp", module="",
                     success_check=SuccessCheck(app=package or None, target=tuple(targets)),
@@ -84,6 +73,31 @@ def save_task(session: Session, task: str, check: list[str], slots: dict[str, st
             f"{' | '.join(saved.template.patterns)}; final check: {plan.success_check.describe()}. run_task (or "
             f"`remote run`) with such a sentence now replays it with no model; it is trusted after "
             f"{store.trust_after} clean replays")
+
+
+def _checks(session: Session, check: list[str]) -> list[str]:
+    """The targets the learned task's final check looks for: those given (at most ``CHECKS``), else the one
+    the last wait_for found; an ActionError when there is none."""
+    targets = [c.strip() for c in check if c.strip()][:CHECKS] or ([session.journal.seen] if session.journal.seen else [])
+    if not targets:
+        raise ActionError("a learned task needs the check its run ended with: none was given and no wait_for "
+                          "found its target after the last act",
+                          hint="pass check=[\"text:…\"] (what the finished screen shows), or call wait_for first")
+    return targets
+
+
+def _require_named(acts: list[Act]) -> None:
+    """Every act can be written down: what it touched was on a readable UI tree, what it typed was read back
+    (a password field is never stored); an ActionError naming the first that cannot."""
+    blind = [n for n, a in enumerate(acts, start=1) if a.point is not None and a.screen is None]
+    if blind:
+        raise ActionError(f"act {blind[0]} of {len(acts)} touched a screen whose UI tree could not be read, so "
+                          "what it touched cannot be named", hint="do the task again, then save it")
+    unread = [n for n, a in enumerate(acts, start=1) if not a.checked]
+    if unread:
+        raise ActionError(f"act {unread[0]} of {len(acts)} typed with verify=false: whether its field was a "
+                          "password field is not known, and a password is never stored",
+                          hint="type with verify on (the default), then save")
 
 
 def _store(session: Session) -> LearnedStore:

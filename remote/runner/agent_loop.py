@@ -85,20 +85,33 @@ class AgentLoop:
             before = len(result.step_results)
             outcome, changed = self._carry_out(translated, screen, result, usage, turn)
             history.append(Past(turn.raw, outcome))
-            stopped = next((sr for sr in result.step_results[before:] if sr.abort), None)
-            if stopped is not None:
-                asked = stopped.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
-                return self._end(result, TaskStatus.ABORTED if asked else TaskStatus.FAILED,
-                                 stopped.failure or FailureReason.INTERNAL,
-                                 f"step {stopped.step.step} ({stopped.step.label}) failed: {stopped.error_message}")
             unchanged = 0 if changed else unchanged + 1
-            if unchanged >= NO_PROGRESS_LIMIT or seen[key] >= LOOP_LIMIT:
-                why = (f"the agent repeated {turn.verb.value} on the same screen {seen[key]} times"
-                       if seen[key] >= LOOP_LIMIT else f"{unchanged} turns in a row changed nothing on the screen")
-                return self._end(result, TaskStatus.FAILED, FailureReason.NO_CHANGE, f"no progress: {why}")
+            if self._aborted(result, before) or self._stuck(result, turn, unchanged, seen[key]):
+                return
         if template is None:
             plan.success_check = toggle_check(task, switches)
         self._final(plan, result)
+
+    def _aborted(self, result: TaskResult, before: int) -> bool:
+        """Whether a step the turn ran (from ``before`` on) stops the run; if so the run is ended with its
+        reason (ABORTED when a person was to be asked)."""
+        stopped = next((sr for sr in result.step_results[before:] if sr.abort), None)
+        if stopped is None:
+            return False
+        asked = stopped.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
+        self._end(result, TaskStatus.ABORTED if asked else TaskStatus.FAILED, stopped.failure or FailureReason.INTERNAL,
+                  f"step {stopped.step.step} ({stopped.step.label}) failed: {stopped.error_message}")
+        return True
+
+    def _stuck(self, result: TaskResult, turn: AgentTurn, unchanged: int, repeats: int) -> bool:
+        """Whether the agent makes no progress (``unchanged`` turns changed nothing, or the same act on the
+        same screen ``repeats`` times); if so the run is ended as NO_CHANGE."""
+        if unchanged < NO_PROGRESS_LIMIT and repeats < LOOP_LIMIT:
+            return False
+        why = (f"the agent repeated {turn.verb.value} on the same screen {repeats} times"
+               if repeats >= LOOP_LIMIT else f"{unchanged} turns in a row changed nothing on the screen")
+        self._end(result, TaskStatus.FAILED, FailureReason.NO_CHANGE, f"no progress: {why}")
+        return True
 
     def _plan(self, task: str, template: TaskPlan | None, result: TaskResult) -> TaskPlan:
         """The run's plan as recorded: the agent, where the final check comes from, what it took over from."""

@@ -13,11 +13,13 @@ import threading
 import time
 from collections.abc import Callable
 
-from remote.errors import TaskError
+from remote.errors import FailureReason, TaskError
 
 
 class Interrupted(TaskError):
     """Ctrl-C (or SIGTERM): the task stops (and still writes its record)."""
+
+    reason = FailureReason.INTERRUPTED
 
 
 class Terminated(KeyboardInterrupt):
@@ -34,6 +36,8 @@ def stopped_by(exc: BaseException) -> str:
 
 class TimeCapReached(TaskError):
     """The run spent its ``--max-seconds``."""
+
+    reason = FailureReason.TIME_CAP
 
 
 class Clock:

@@ -37,27 +37,24 @@ class FinalChecker:
     # ------------------------------------------------------------------ success
     def check(self, wanted: SuccessCheck, screen: Screen, criteria: str = "") -> FinalCheckResult:
         """Every clause of ``wanted`` on ``screen``; ``criteria`` (free text) goes to the verifier model."""
-        items: list[CheckItem] = []
-        if wanted.app:
-            items.append(self._app(wanted.app))
-        items += [self._text(t, screen) for t in wanted.text]
-        items += [self._target(t, screen) for t in wanted.target]
-        items += [self._absent(t, screen) for t in wanted.absent]
-        items += [self._toggle(t, screen) for t in wanted.toggle]
-        items += [self._page(wanted.page, screen)] if wanted.page else []
+        items = self._clauses(wanted, screen)
         if not items and criteria:
             items.append(self._by_model(criteria, screen))
         elif any(i.passed is None for i in items) and self.tools.checks.has_model:
             items = [self._by_model(wanted.describe(), screen) if i.passed is None else i for i in items]
         if not items:
             return FinalCheckResult(None, [], "the plan states no final check", "none")
-        passed = False if any(i.passed is False for i in items) else None if any(i.passed is None
-                                                                                  for i in items) else True
-        failing = [i for i in items if i.passed is not True]
-        summary = "; ".join(f"{i.what}: {'yes' if i.passed else 'NO' if i.passed is False else 'could not tell'}"
-                            + (f" ({i.evidence})" if i.evidence else "") for i in (failing or items))
-        methods = ",".join(sorted({i.method for i in items if i.method}))
-        return FinalCheckResult(passed, items, summary, methods)
+        return _result(items)
+
+    def _clauses(self, wanted: SuccessCheck, screen: Screen) -> list[CheckItem]:
+        """One item per clause of ``wanted``, judged without a model."""
+        items: list[CheckItem] = [self._app(wanted.app)] if wanted.app else []
+        items += [self._text(t, screen) for t in wanted.text]
+        items += [self._target(t, screen) for t in wanted.target]
+        items += [self._absent(t, screen) for t in wanted.absent]
+        items += [self._toggle(t, screen) for t in wanted.toggle]
+        items += [self._page(wanted.page, screen)] if wanted.page else []
+        return items
 
     def _app(self, expected: str) -> CheckItem:
         front = self.tools.device.current_app().get("package", "")
@@ -185,3 +182,15 @@ def host_shown(bar_text: str, url: str) -> bool:
         return name.removeprefix("www.")
     wanted = host(url)
     return bool(wanted) and host(bar_text) == wanted
+
+
+def _result(items: list[CheckItem]) -> FinalCheckResult:
+    """The verdict of ``items``: failed when one failed, undecided when one could not tell, else passed; the
+    summary names the items that did not pass (all of them when every one did)."""
+    passed = False if any(i.passed is False for i in items) else None if any(i.passed is None
+                                                                              for i in items) else True
+    failing = [i for i in items if i.passed is not True]
+    summary = "; ".join(f"{i.what}: {'yes' if i.passed else 'NO' if i.passed is False else 'could not tell'}"
+                        + (f" ({i.evidence})" if i.evidence else "") for i in (failing or items))
+    methods = ",".join(sorted({i.method for i in items if i.method}))
+    return FinalCheckResult(passed, items, summary, methods)

@@ -8,15 +8,16 @@ a scroll at ``max_swipes`` (or when the list stops moving).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from remote.core.locate.screen import Screen
 from remote.core.plan.flow import Assert, Condition, Extract, ScrollUntil, WaitUntil
 from remote.core.plan.values import version_holds
 from remote.core.records import FailureReason, Look, StepPlan, StepResult, StepStatus
 from remote.errors import BudgetExceeded
-from remote.runner.looking import OCR_TIERS, Reading, page_of, read, see, shows, switch, value_of
+from remote.runner.looking import OCR_TIERS, Reading, read, see, shows, switch, value_of
 from remote.runner.scope import Scope
+from remote.runner.seeking import Eyes, holds, scroll_until_visible, wait_until
 from remote.runner.step_runner import StepRunner
 from remote.runner.tools import fail
 
@@ -79,22 +80,20 @@ class Looks:
         self.look(sr, Look("version", c.value, result, evidence, "device"), None)
         return result, evidence
 
+    def eyes(self, screen: Screen | None, targets: Sequence[str]) -> Eyes:
+        """The first look takes the screen the last step left (when it has its tree), later ones a new one."""
+        return Eyes(lambda n: self.fresh(screen) if n == 0 else self.steps.capture(),
+                    lambda shot: see(self.tools.locator, shot, targets))
+
     def poll(self, step: StepPlan, args: Assert | WaitUntil, screen: Screen | None, sr: StepResult) -> Screen:
         """Look until the target is (or is not) there, at most ``timeout_ms`` and one more look."""
-        clock, kind = self.tools.clock, "visible" if args.visible else "not_visible"
-        start, looks = clock.elapsed(), 0
-        while True:
-            shot = self.fresh(screen) if looks == 0 else self.steps.capture()
-            looks += 1
-            seen = see(self.tools.locator, shot, step.targets)
-            waited = int((clock.elapsed() - start) * 1000)
-            if seen.found is args.visible or waited >= args.timeout_ms:
-                break
-            clock.sleep(min(POLL_S, (args.timeout_ms - waited) / 1000))
+        kind = "visible" if args.visible else "not_visible"
+        got = wait_until(self.eyes(screen, step.targets), args.visible, args.timeout_ms, self.tools.clock, POLL_S)
+        seen, shot, looks = got.seen, got.screen, got.looks
         self.look(sr, Look(kind, " | ".join(step.targets), seen.found, seen.evidence, seen.method), shot)
         sr.screenshot_before = shot
-        said = f"after {waited} ms, {looks} look{'s' if looks > 1 else ''}"
-        if seen.found is args.visible:
+        said = f"after {got.waited_ms} ms, {looks} look{'s' if looks > 1 else ''}"
+        if holds(seen, args.visible):
             sr.status = StepStatus.SUCCESS
             sr.notes.append(f"{kind} {said}: {seen.evidence}"[:300])
         elif isinstance(args, Assert):
@@ -108,24 +107,19 @@ class Looks:
 
     def scroll(self, step: StepPlan, args: ScrollUntil, screen: Screen | None, sr: StepResult) -> Screen:
         """Swipe until the target shows, at most ``max_swipes`` times, or until the list stops moving."""
-        previous: Any = None
-        for swipes in range(args.max_swipes + 1):
-            shot = self.fresh(screen) if swipes == 0 else self.steps.capture()
-            seen = see(self.tools.locator, shot, step.targets)
-            page = page_of(shot)
-            ended = previous is not None and page == previous
-            if seen.found or ended or swipes == args.max_swipes:
-                break
-            previous = page
+        def swipe() -> None:
             self.tools.device.swipe_direction(FINGER[args.direction], 0.5, 300)
             self.tools.clock.sleep(SCROLL_SETTLE_S)
+
+        got = scroll_until_visible(self.eyes(screen, step.targets), swipe, args.max_swipes)
+        seen, shot, swipes = got.seen, got.screen, got.swipes
         self.look(sr, Look("visible", " | ".join(step.targets), seen.found, seen.evidence, seen.method), shot)
         sr.screenshot_before = shot
         what = " | ".join(step.targets)
         if seen.found:
             sr.status = StepStatus.SUCCESS
             sr.notes.append(f"found after {swipes} swipe{'s' if swipes != 1 else ''}: {seen.evidence}"[:300])
-        elif ended:
+        elif got.ended:
             fail(sr, FailureReason.NOT_FOUND, f"{what} not found: the list stopped moving after {swipes - 1} "
                  f"swipe{'s' if swipes != 2 else ''} {args.direction} (its end); {shows(shot)}"[:500])
         else:

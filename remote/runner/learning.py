@@ -36,7 +36,7 @@ from remote.core.locate.tree_roles import is_editable
 from remote.core.locate.ui_tree import UINode, UITree
 from remote.core.plan.actions import InputText, LaunchApp, LongPress, Tap
 from remote.core.plan.flow import is_flow
-from remote.core.records import StepResult, StepStatus, TaskResult, TaskStatus
+from remote.core.records import StepPlan, StepResult, StepStatus, TaskResult, TaskStatus
 from remote.runner.learn_slots import generalise, patterns_for, slot_values
 from remote.runner.protocols import Locator
 
@@ -102,14 +102,7 @@ def compile_run(task: str, result: TaskResult, locator: Locator, *, stable_ids: 
     name = f"learned_{digest}"
     out.crops = {f"{name}_{k}": v for k, v in out.crops.items()}
     for step in steps:
-        ref = step.get("target_ref")
-        refs = ref if isinstance(ref, list) else [ref]
-        step["target_ref"] = [f"{name}_{r[len('crop:'):]}" if isinstance(r, str) and r.startswith("crop:") else r
-                              for r in refs]
-        if len(step["target_ref"]) == 1:
-            step["target_ref"] = step["target_ref"][0]
-        if step["target_ref"] in (None, [None]):
-            del step["target_ref"]
+        _name_crops(step, name)
     by = LEARNED_FROM.get(result.plan.source, "the model's run")
     out.task = {"name": name, "description": f"learned from {by} of {task!r}", "patterns": patterns,
                 "steps": steps, "success_check": check}
@@ -117,6 +110,19 @@ def compile_run(task: str, result: TaskResult, locator: Locator, *, stable_ids: 
                 "learned_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "model_calls": result.model_usage.calls,
                 "tokens": result.model_usage.total_tokens, "seconds": round(result.total_time, 2)}
     return out
+
+
+def _name_crops(step: dict[str, Any], name: str) -> None:
+    """The step's ``crop:sN`` targets named after the learned task (``learned_1a2b3c4d_sN``); a single
+    target written alone, no target at all left out."""
+    ref = step.get("target_ref")
+    refs = ref if isinstance(ref, list) else [ref]
+    step["target_ref"] = [f"{name}_{r[len('crop:'):]}" if isinstance(r, str) and r.startswith("crop:") else r
+                          for r in refs]
+    if len(step["target_ref"]) == 1:
+        step["target_ref"] = step["target_ref"][0]
+    if step["target_ref"] in (None, [None]):
+        del step["target_ref"]
 
 
 # ---------------------------------------------------------------------- the steps that did the task
@@ -166,6 +172,27 @@ def _step(sr: StepResult, screen: Screen | None, locator: Locator, slots: dict[s
         # written as the plan wrote it (a check, a wait, a block with its steps, a step its `when` skipped)
         written: dict[str, Any] = generalise(plan.to_template(), slots)
         return written
+    step = _as_written(plan, slots)
+    point = sr.tap_point
+    if plan.targets and point is not None and screen is not None:
+        refs = _refs(sr, screen, point, locator, stable_ids=stable_ids, crops=crops, number=number)
+        step["target_ref"] = [str(generalise(r, slots, whole=True)) for r in refs]
+        # a target that carries the task's own value (text:{contact}) says by itself where it is; a generic one
+        # (text:发送, desc:搜索, text:确定) gets the labels that tell its screen from the run's other screens
+        own = any("{" in ref for ref in step["target_ref"])
+        anchors = [] if own else anchors_of(screen, point, avoid=set(slots.values()) | _typed(plan),
+                                            elsewhere=elsewhere)
+        if anchors:
+            step["anchors"] = [str(generalise(a, slots, whole=True)) for a in anchors]
+        what = _label_at(screen, point) or (refs[0] if refs else "")
+        step["description"] = str(generalise(plan.description or f"{plan.action.value} {what}".strip(), slots))
+    elif plan.description:
+        step["description"] = str(generalise(plan.description, slots))
+    return step
+
+
+def _as_written(plan: StepPlan, slots: dict[str, str]) -> dict[str, Any]:
+    """The step's action, ``when``, params (the slots' values as placeholders), wait and sensitivity."""
     step: dict[str, Any] = {"action": plan.action.value}
     if plan.when is not None:
         step["when"] = generalise(plan.when.to_dict(), slots)
@@ -178,31 +205,22 @@ def _step(sr: StepResult, screen: Screen | None, locator: Locator, slots: dict[s
         step["wait_after"] = plan.wait_after
     if plan.sensitive:
         step["sensitive"] = True
-    point = sr.tap_point
-    if plan.targets and point is not None and screen is not None:
-        refs = target_forms(screen, point, locator, used=sr.locate_result.matched_ref if sr.locate_result else "",
-                            stable_ids=stable_ids)
-        if not refs:
-            crop = crop_at(screen, point)
-            if crop is not None:
-                crops[f"s{number}"] = crop
-                refs = [f"crop:s{number}"]
-        if not refs:
-            refs = [f"xy:{point[0]},{point[1]}"]
-        step["target_ref"] = [str(generalise(r, slots, whole=True)) for r in refs]
-        # a target that carries the task's own value (text:{contact}) says by itself where it is; a generic one
-        # (text:发送, desc:搜索, text:确定) gets the labels that tell its screen from the run's other screens
-        own = any("{" in ref for ref in step["target_ref"])
-        anchors = [] if own else anchors_of(screen, point, avoid=set(slots.values()) | _typed(plan),
-                                            elsewhere=elsewhere)
-        if anchors:
-            step["anchors"] = [str(generalise(a, slots, whole=True)) for a in anchors]
-        label = _label_at(screen, point)
-        what = label or (refs[0] if refs else "")
-        step["description"] = str(generalise(plan.description or f"{plan.action.value} {what}".strip(), slots))
-    elif plan.description:
-        step["description"] = str(generalise(plan.description, slots))
     return step
+
+
+def _refs(sr: StepResult, screen: Screen, point: tuple[int, int], locator: Locator, *, stable_ids: bool,
+          crops: dict[str, Image.Image], number: int) -> list[str]:
+    """The target forms that find what the step touched at ``point``: a text/desc/id form, else a crop of the
+    screen there (kept in ``crops``), else the point itself."""
+    refs = target_forms(screen, point, locator, used=sr.locate_result.matched_ref if sr.locate_result else "",
+                        stable_ids=stable_ids)
+    if refs:
+        return refs
+    crop = crop_at(screen, point)
+    if crop is not None:
+        crops[f"s{number}"] = crop
+        return [f"crop:s{number}"]
+    return [f"xy:{point[0]},{point[1]}"]
 
 
 def _typed(plan: Any) -> set[str]:

@@ -77,10 +77,15 @@ def locate(locator: Locator, screen: Screen, targets: Sequence[str],
 
 def see(locator: Locator, screen: Screen, targets: Sequence[str]) -> Seen:
     """Is any of ``targets`` on the screen?"""
-    loc = locate(locator, screen, targets)
+    return seen_in(locate(locator, screen, targets), screen, targets)
+
+
+def seen_in(loc: LocateResult | None, screen: Screen, targets: Sequence[str]) -> Seen:
+    """What a locate of ``targets`` on ``screen`` says of their presence: found wherever a place matches (one,
+    or several nearly equally well), None when nothing can tell (a secure screen without a UI tree)."""
     if loc is not None and loc.success and loc.element is not None:
         box = loc.element.bbox
-        return Seen(True, f"{loc.matched_ref} found by {loc.method_used} at {list(box)}",
+        return Seen(True, f"{loc.matched_ref or targets[0]} found by {loc.method_used} at {list(box)}",
                     loc.method_used, box)
     if screen.secure and screen.tree() is None:
         return Seen(None, "a secure screen with no UI tree", "")

@@ -9,7 +9,7 @@ never in place of the outcome on the phone.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,9 @@ from remote.runner.tools import Capture
 
 logger = logging.getLogger(__name__)
 
+# What a phone that can say its own state (the simulated or a traced one) tells run.json ("device_state").
+DeviceState = Callable[[], Mapping[str, object]]
+
 
 class RunRecord:
     """``record = RunRecord(recorder, meta, ...); record.snapshot(result); ...; record.final(result)``;
@@ -30,7 +33,7 @@ class RunRecord:
     ``facts`` the run's own (its model, strategy, dry run), the same for every write."""
 
     def __init__(self, recorder: RunRecorder | None, meta: dict[str, Any], *, device: Device, clock: Clock,
-                 facts: Callable[[], dict[str, Any]], device_state: Callable[[], dict[str, Any]] | None) -> None:
+                 facts: Callable[[], dict[str, Any]], device_state: DeviceState | None) -> None:
         self.recorder, self.meta = recorder, meta
         self.device, self.clock, self.facts, self.device_state = device, clock, facts, device_state
         self.capture: Capture | None = None           # the run's screens, for the device's costs

@@ -34,9 +34,6 @@ from remote.runner.tools import StepTools
 from remote.runner.verdicts import Judge, timing
 
 NO_CHANGE_LIMIT = 3
-LOCATE_FAILURES = {LocateFailure.AMBIGUOUS: FailureReason.AMBIGUOUS,
-                   LocateFailure.NOT_INTERACTABLE: FailureReason.NOT_INTERACTABLE,
-                   LocateFailure.UNAVAILABLE: FailureReason.CONFIG}
 
 
 class Typist:
@@ -110,8 +107,7 @@ class TargetedStep:
     def _before_touch(self, step: StepPlan, sr: StepResult, before: Screen, loc: LocateResult) -> Ended | None:
         """Why the step ends before anything is touched, or None: touch it."""
         if not loc.success or loc.element is None:
-            reason = LOCATE_FAILURES.get(loc.failure or LocateFailure.NOT_FOUND, FailureReason.NOT_FOUND)
-            return Ended.failed(reason, loc.error or f"{step.target_ref} not found")
+            return Ended.failed((loc.failure or LocateFailure.NOT_FOUND).reason, loc.error or f"{step.target_ref} not found")
         if self.aimer.anchors_missing(step, before):
             return Ended.failed(FailureReason.WRONG_PAGE, f"{loc.matched_ref} is there, but not the screen this "
                                 f"step expects: none of {', '.join(step.anchors)} is on it")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,6 @@ from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.plan.actions import Finish, Wait
 from remote.core.plan.checks import SuccessCheck
-from remote.core.plan.schema import PlanError
 from remote.core.record.recorder import RunRecorder
 from remote.core.records import (
     FailureReason,
@@ -42,30 +40,25 @@ from remote.core.records import (
     TaskStatus,
 )
 from remote.errors import (
-    BudgetExceeded,
-    ConfigError,
-    DeviceError,
-    LocateError,
     ModelError,
-    ModelUnreachable,
     RemoteError,
     TaskError,
 )
 from remote.runner import readback
 from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.capture import wake
-from remote.runner.clock import Clock, Interrupted, TimeCapReached, stopped_by
+from remote.runner.clock import Clock, Interrupted, stopped_by
 from remote.runner.final_check import FinalChecker
 from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.planning import Planning
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
-from remote.runner.run_record import RunRecord
+from remote.runner.run_record import DeviceState, RunRecord
 from remote.runner.scope import Scope
 from remote.runner.step_runner import StepRunner
 from remote.runner.stop_signals import StopSignals
-from remote.runner.tools import AppMissing, Apps, Capture, StepTools
+from remote.runner.tools import Apps, Capture, StepTools
 
 logger = logging.getLogger(__name__)
 FAILURE_SCREEN_AFTER = (FailureReason.NOT_FOUND, FailureReason.AMBIGUOUS, FailureReason.NO_CHANGE,
@@ -94,16 +87,7 @@ class RunOptions:
 class StepCapReached(TaskError):
     """The run reached its ``--max-steps``."""
 
-
-# What ended a run, by the error that ended it (the first that fits; ActionError and other TaskErrors: the
-# plan asked for the impossible).
-ERROR_REASONS: tuple[tuple[type[BaseException], FailureReason], ...] = (
-    (BudgetExceeded, FailureReason.BUDGET), (TimeCapReached, FailureReason.TIME_CAP),
-    (AppMissing, FailureReason.APP_MISSING), (PlanError, FailureReason.INVALID_PLAN),
-    (ConfigError, FailureReason.CONFIG), (DeviceError, FailureReason.DEVICE), (ModelUnreachable, FailureReason.MODEL_UNREACHABLE),
-    (ModelError, FailureReason.MODEL),
-    (StepCapReached, FailureReason.STEP_CAP), (LocateError, FailureReason.NOT_FOUND),
-    (RemoteError, FailureReason.INVALID_PLAN))
+    reason = FailureReason.STEP_CAP
 
 
 @dataclass(frozen=True)
@@ -148,7 +132,7 @@ class TaskRunner:
 
     def __init__(self, device: Device, models: ModelSource, registry: ModuleRegistry, *, limits: Limits = Limits(),
                  options: RunOptions = RunOptions(), person: Person | None = None, listener: Listener | None = None,
-                 device_state: Callable[[], dict[str, Any]] | None = None, clock: Clock | None = None,
+                 device_state: DeviceState | None = None, clock: Clock | None = None,
                  learner: Learner | None = None) -> None:
         self.device, self.models, self.registry = device, models, registry
         self.learner = learner or Learner(None)
@@ -182,7 +166,7 @@ class TaskRunner:
                       self.signals.reason if self.signals.received else stopped_by(exc))
         except BaseException as exc:
             self._fail(result, exc, meta)
-            if not isinstance(exc, RemoteError | PlanError):
+            if not isinstance(exc, RemoteError):
                 raise   # our bug: the record is written below, then the CLI reports it
         finally:
             self.signals.hold()   # a second Ctrl-C must not cut the record short
@@ -416,7 +400,7 @@ class TaskRunner:
 
     def _fail(self, result: TaskResult, exc: BaseException, meta: dict[str, Any]) -> None:
         result.error_type = type(exc).__name__
-        reason = next((r for kind, r in ERROR_REASONS if isinstance(exc, kind)), FailureReason.INTERNAL)
+        reason = exc.reason if isinstance(exc, RemoteError) else FailureReason.INTERNAL
         message = str(exc) if reason is not FailureReason.INTERNAL else \
             f"internal error ({type(exc).__name__}: {exc})"
         if isinstance(exc, ModelError) and exc.raw:

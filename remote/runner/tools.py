@@ -29,6 +29,8 @@ def fail(sr: StepResult, reason: FailureReason, message: str, *, abort: bool = F
 class AppMissing(TaskError):
     """The task names an app this phone does not have (``final``: a known package, not installed)."""
 
+    reason = FailureReason.APP_MISSING
+
     def __init__(self, message: str, *, hint: str = "", final: bool = True) -> None:
         super().__init__(message, hint=hint)
         self.final = final

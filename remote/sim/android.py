@@ -7,6 +7,8 @@ force-stop), ``dumpsys`` (window, display, input_method, activity), ``ime`` (in 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from remote.sim import clipboard, keyboard, real_screen, realism, roms, tree_server
 from remote.sim.device import ADB_IME
 from remote.sim.shell import CommandFn, Ctx
@@ -40,47 +42,67 @@ def input_(ctx: Ctx, argv: list[str], *, app_process: bool = True) -> int:
         ctx.err("Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n")
         return 1
     sub, rest = args[0], args[1:]
-    phone = ctx.phone
-    if phone.scenario.input_refused:   # a ROM switch is off (roms: R1)
+    if ctx.phone.scenario.input_refused:   # a ROM switch is off (roms: R1)
         ctx.err(roms.executing(sub, roms.INJECT_REFUSED))
         return 255
+    if sub == "roll":
+        return 0
+    least, run = _INPUT.get(sub, (0, None))
+    if run is None or len(rest) < least:
+        ctx.err(f"Error: Unknown command: {sub}\n" if sub not in ("tap", "swipe", "keyevent", "text")
+                else f"Error: Invalid arguments for command: {sub}\n")
+        return 1
     try:
-        if sub == "tap" and len(rest) >= 2:
-            x, y = real_screen.to_portrait(phone, int(float(rest[0])), int(float(rest[1])))
-            if not realism.on_tap(phone, x, y):
-                phone.tap(x, y)
-        elif sub in ("swipe", "draganddrop") and len(rest) >= 4:
-            x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
-            x1, y1 = real_screen.to_portrait(phone, x1, y1)
-            x2, y2 = real_screen.to_portrait(phone, x2, y2)
-            duration = int(rest[4]) if len(rest) > 4 else 300
-            if not realism.on_swipe(phone, x1, y1, x2, y2):
-                phone.swipe(x1, y1, x2, y2, duration)
-            ctx.sleep(min(duration, 5000) / 1000.0)  # `input swipe` blocks for its duration
-        elif sub == "keyevent" and rest:
-            for name in (r for r in rest if not r.startswith("--")):
-                code = _keycode(name)
-                if code is None:
-                    ctx.err(f"Error: Unknown keycode: {name}\n")  # real input ignores it the same way
-                    continue
-                if not realism.on_key(phone, code):
-                    phone.key(code)
-        elif sub == "text" and rest:
-            text = rest[0].replace("%s", " ")
-            if not all(32 <= ord(ch) < 127 or ch in "\n\t" for ch in text):
-                ctx.err(_NPE)
-                return 255
-            phone.type_text(text)
-        elif sub == "roll":
-            return 0
-        else:
-            ctx.err(f"Error: Unknown command: {sub}\n" if sub not in ("tap", "swipe", "keyevent", "text")
-                    else f"Error: Invalid arguments for command: {sub}\n")
-            return 1
+        return run(ctx, rest)
     except ValueError as exc:
         ctx.err(f"Exception occurred while executing '{sub}':\njava.lang.NumberFormatException: {exc}\n")
         return 255
+
+
+def _tap(ctx: Ctx, rest: list[str]) -> int:
+    phone = ctx.phone
+    x, y = real_screen.to_portrait(phone, int(float(rest[0])), int(float(rest[1])))
+    if not realism.on_tap(phone, x, y):
+        phone.tap(x, y)
     return 0
+
+
+def _swipe(ctx: Ctx, rest: list[str]) -> int:
+    phone = ctx.phone
+    x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
+    x1, y1 = real_screen.to_portrait(phone, x1, y1)
+    x2, y2 = real_screen.to_portrait(phone, x2, y2)
+    duration = int(rest[4]) if len(rest) > 4 else 300
+    if not realism.on_swipe(phone, x1, y1, x2, y2):
+        phone.swipe(x1, y1, x2, y2, duration)
+    ctx.sleep(min(duration, 5000) / 1000.0)  # `input swipe` blocks for its duration
+    return 0
+
+
+def _keyevent(ctx: Ctx, rest: list[str]) -> int:
+    for name in (r for r in rest if not r.startswith("--")):
+        code = _keycode(name)
+        if code is None:
+            ctx.err(f"Error: Unknown keycode: {name}\n")  # real input ignores it the same way
+            continue
+        if not realism.on_key(ctx.phone, code):
+            ctx.phone.key(code)
+    return 0
+
+
+def _text(ctx: Ctx, rest: list[str]) -> int:
+    text = rest[0].replace("%s", " ")
+    if not all(32 <= ord(ch) < 127 or ch in "\n\t" for ch in text):
+        ctx.err(_NPE)
+        return 255
+    ctx.phone.type_text(text)
+    return 0
+
+
+# input's commands: how many arguments each needs at least, and what it does
+_INPUT: dict[str, tuple[int, Callable[[Ctx, list[str]], int]]] = {
+    "tap": (2, _tap), "swipe": (4, _swipe), "draganddrop": (4, _swipe), "keyevent": (1, _keyevent),
+    "text": (1, _text)}
 
 
 def _keycode(name: str) -> int | None:

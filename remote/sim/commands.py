@@ -197,6 +197,19 @@ def grep(ctx: Ctx, argv: list[str]) -> int:
     except re.error as exc:
         ctx.err(f"grep: bad regex '{patterns[0]}': {exc}\n")
         return 2
+    sources, status = _grep_sources(ctx, files)
+    total = 0
+    for path, data in sources:
+        prefix = f"{path}:" if len(files) > 1 else ""
+        count = _grep_text(ctx, rx, flags, data.decode("utf-8", "replace"), prefix)
+        if "c" in flags:
+            ctx.out(f"{prefix}{count}\n")
+        total += count
+    return 0 if total else status
+
+
+def _grep_sources(ctx: Ctx, files: list[str]) -> tuple[list[tuple[str, bytes]], int]:
+    """What grep reads: stdin when no file is named, else each file (a missing one: said, status 2)."""
     sources: list[tuple[str, bytes]] = [("", ctx.stdin)] if not files else []
     status = 1
     for path in files:
@@ -205,27 +218,26 @@ def grep(ctx: Ctx, argv: list[str]) -> int:
         except OSError:
             ctx.err(f"grep: {path}: No such file or directory\n")
             status = 2
-    total = 0
-    for path, data in sources:
-        prefix = f"{path}:" if len(files) > 1 else ""
-        count = 0
-        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
-            hits = [m.group(0) for m in rx.finditer(line) if m.group(0)] if "o" in flags else []
-            found = bool(hits) if "o" in flags else rx.search(line) is not None
-            if found == ("v" in flags):
-                continue
-            count += 1
-            if "q" in flags or "c" in flags:
-                continue
-            lead = prefix + (f"{number}:" if "n" in flags else "")
-            if "o" in flags and "v" not in flags:
-                ctx.out("".join(f"{lead}{h}\n" for h in hits))
-            else:
-                ctx.out(f"{lead}{line}\n")
-        if "c" in flags:
-            ctx.out(f"{prefix}{count}\n")
-        total += count
-    return 0 if total else status
+    return sources, status
+
+
+def _grep_text(ctx: Ctx, rx: re.Pattern[str], flags: set[str], text: str, prefix: str) -> int:
+    """The matching lines of one source written out as the flags say (-v -o -n -q -c); how many matched."""
+    count = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        hits = [m.group(0) for m in rx.finditer(line) if m.group(0)] if "o" in flags else []
+        found = bool(hits) if "o" in flags else rx.search(line) is not None
+        if found == ("v" in flags):
+            continue
+        count += 1
+        if "q" in flags or "c" in flags:
+            continue
+        lead = prefix + (f"{number}:" if "n" in flags else "")
+        if "o" in flags and "v" not in flags:
+            ctx.out("".join(f"{lead}{h}\n" for h in hits))
+        else:
+            ctx.out(f"{lead}{line}\n")
+    return count
 
 
 def head_tail(ctx: Ctx, argv: list[str]) -> int:

@@ -113,17 +113,7 @@ class Scenario:
         self.size  # noqa: B018 - validates the resolution
         realism.settle(self)   # a profile fills the timing keys left at their defaults; checks the keys
         tree_server.check(self)
-        for name in ("loading_ms", "uiautomator_delay_ms"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
-        for name in ("drop_after_commands", "reset_every_commands"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ConfigError(f"{name} must be null or a whole number >= 1, not {value!r}")
-        for name in ("adbkeyboard", "wechat_permission_dialog", "ad_popup", "secure_screen"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be true or false, not {getattr(self, name)!r}")
+        self._check_numbers()
         contacts = self.contacts
         if isinstance(contacts, str) or not all(isinstance(c, str) and c.strip() for c in contacts):
             raise ConfigError(f"contacts must be a list of names, not {contacts!r}")
@@ -136,6 +126,24 @@ class Scenario:
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
         roms.check(self)
+        self._check_trace()
+
+    def _check_numbers(self) -> None:
+        """The timings are whole milliseconds >= 0, the command counts null or >= 1, the switches booleans."""
+        for name in ("loading_ms", "uiautomator_delay_ms"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
+        for name in ("drop_after_commands", "reset_every_commands"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ConfigError(f"{name} must be null or a whole number >= 1, not {value!r}")
+        for name in ("adbkeyboard", "wechat_permission_dialog", "ad_popup", "secure_screen"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, not {getattr(self, name)!r}")
+
+    def _check_trace(self) -> None:
+        """``trace`` and ``trace_start`` are a folder path / state name each (kept as text); a start needs a trace."""
         for name in ("trace", "trace_start"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, str | Path | int)
@@ -189,7 +197,7 @@ class Scenario:
                 cls(**good, **{key: data[key]})
                 good[key] = data[key]
             except ConfigError as exc:
-                problems.append(ConfigError(exc.reason, path=exc.path or path, line=line_of_key(source, key),
+                problems.append(ConfigError(exc.problem, path=exc.path or path, line=line_of_key(source, key),
                                             hint=exc.hint))
         if not problems:   # each value is fine alone, together they are not: the combined error says why
             return cls(**data)

@@ -201,20 +201,8 @@ def parse(tokens: list[Token]) -> list[tuple[str, list[Command]]]:
         if kind == "word":
             cmd.words.append(value)  # type: ignore[arg-type]
         elif kind == "io" or value in (">", ">>", "<", ">&", "<&"):
-            fd = value if kind == "io" else None
-            if kind == "io":
-                i += 1
-                if i >= len(tokens) or tokens[i][0] != "op":
-                    raise ShellSyntaxError("syntax error: bad redirection")
-                value = tokens[i][1]
-            op = str(value)
-            i += 1
-            if i >= len(tokens) or tokens[i][0] != "word":
-                raise ShellSyntaxError(f"syntax error: '{op}' unexpected")
-            default_fd = 0 if op.startswith("<") else 1
-            target = tokens[i][1]
-            assert isinstance(target, Word)
-            cmd.redirects.append((default_fd if fd is None else int(str(fd)), op, target))
+            redirect, i = _redirect(tokens, i)
+            cmd.redirects.append(redirect)
         elif value == "|":
             end_command()
         elif value in (";", "&", "&&", "||"):
@@ -235,6 +223,26 @@ def parse(tokens: list[Token]) -> list[tuple[str, list[Command]]]:
     elif connector in ("&&", "||"):
         raise ShellSyntaxError("syntax error: unexpected end of file")
     return seq
+
+
+def _redirect(tokens: list[Token], i: int) -> tuple[tuple[int, str, Word], int]:
+    """The redirection starting at ``tokens[i]`` (``2>&1``, ``> file``, ``< file``): (fd, operator, target) and
+    the index of its last token."""
+    kind, value = tokens[i]
+    fd = value if kind == "io" else None
+    if kind == "io":
+        i += 1
+        if i >= len(tokens) or tokens[i][0] != "op":
+            raise ShellSyntaxError("syntax error: bad redirection")
+        value = tokens[i][1]
+    op = str(value)
+    i += 1
+    if i >= len(tokens) or tokens[i][0] != "word":
+        raise ShellSyntaxError(f"syntax error: '{op}' unexpected")
+    default_fd = 0 if op.startswith("<") else 1
+    target = tokens[i][1]
+    assert isinstance(target, Word)
+    return (default_fd if fd is None else int(str(fd)), op, target), i
 
 
 # ---------------------------------------------------------------- run

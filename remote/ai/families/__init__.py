@@ -33,7 +33,7 @@ from remote.ai.families import (
 from remote.ai.families.spec import AgentProtocol, Family
 from remote.errors import ConfigError
 
-# Specific names before general ones: ui-tars-1.5 and doubao-ui-tars before ui-tars, dated qwen-vl-max first.
+# In any order: a model goes to the family that claims most of its name (`family_for`).
 ALL: tuple[Family, ...] = (
     qwen_vl_max_2508.FAMILY, qwen25.FAMILY, qwen_vl_max.FAMILY, qwen3.FAMILY, glm.FAMILY, autoglm.FAMILY,
     gemini.FAMILY, ui_tars.FAMILY, doubao_ui_tars.FAMILY, ui_tars_1.FAMILY, doubao.FAMILY, os_atlas.FAMILY,
@@ -42,7 +42,7 @@ ALL: tuple[Family, ...] = (
 UNKNOWN = unknown.FAMILY
 BY_NAME = {f.name: f for f in (*ALL, UNKNOWN)}
 
-__all__ = ["ALL", "BY_NAME", "UNKNOWN", "AgentProtocol", "Family", "by_name", "family_for"]
+__all__ = ["ALL", "BY_NAME", "UNKNOWN", "AgentProtocol", "Family", "by_name", "claim", "family_for"]
 
 
 def _normal(model: str) -> str:
@@ -58,12 +58,19 @@ def by_name(name: str) -> Family:
 
 
 def family_for(model: str, family: str = "") -> Family:
-    """The family of ``model``: ``family`` when given (``LLM_MODEL_FAMILY``), else the first whose name patterns
-    match, else ``unknown`` (whose coordinates are never trusted)."""
+    """The family of ``model``: ``family`` when given (``LLM_MODEL_FAMILY``), else the one whose name pattern
+    claims the longest part of the name (``doubao-1-5-ui-tars`` is Doubao's UI-TARS, not UI-TARS 1.0 which
+    claims only ``ui-tars``), else ``unknown`` (whose coordinates are never trusted). Two families claiming
+    equally much: ``unknown`` too, never a choice by the order of `ALL`."""
     if family:
         return by_name(family)
     name = _normal(model)
-    for candidate in ALL:
-        if any(re.search(pattern, name) for pattern in candidate.models):
-            return candidate
-    return UNKNOWN
+    claims = sorted(((claim(candidate, name), candidate) for candidate in ALL), key=lambda c: c[0], reverse=True)
+    best, runner_up = claims[0][0], claims[1][0]
+    return claims[0][1] if best > runner_up else UNKNOWN
+
+
+def claim(family: Family, name: str) -> int:
+    """How many characters of the (normalised) model ``name`` the patterns of ``family`` match (0: none)."""
+    found = (re.search(pattern, name) for pattern in family.models)
+    return max((len(m.group(0)) for m in found if m is not None), default=0)

@@ -20,6 +20,8 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from remote.errors import DeviceCommandError
+
 # screencap pixel formats (android PixelFormat) -> (bytes per pixel, cv2 conversion to BGR)
 RAW_FORMATS: dict[int, tuple[int, int]] = {
     1: (4, cv2.COLOR_RGBA2BGR),   # RGBA_8888
@@ -34,8 +36,8 @@ _NOISE = (b"[Warning] Multiple displays", b"A display ID can be specified", b"A 
           b'See "dumpsys SurfaceFlinger', b"WARNING: linker:")
 
 
-class CaptureDecodeError(ValueError):
-    """The bytes are not a frame we can decode (the message says why, for the device error)."""
+class CaptureDecodeError(DeviceCommandError, ValueError):
+    """The bytes ``screencap`` answered are not a frame we can decode (the message says why)."""
 
 
 def strip_warnings(data: bytes | bytearray) -> tuple[bytes | bytearray, str]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PIL import Image
@@ -46,7 +46,7 @@ from remote.core.locate.deciding import decide
 from remote.core.locate.protocols import VisionTier
 from remote.core.locate.screen import Screen
 from remote.core.locate.snapping import screen_elements, text_elements
-from remote.core.locate.target_ref import VISUAL, default_tiers, fixed_box, parse_target
+from remote.core.locate.target_ref import VISUAL, FixedPoint, default_tiers, fixed_box, parse_target
 from remote.core.locate.ui_tree import UITree, parse_hierarchy
 from remote.core.locate.visual_chain import visual_chain
 from remote.core.records import LocateFailure, LocateResult, LocateStrategy, UIElement
@@ -65,7 +65,7 @@ class HybridLocator:
 
     def __init__(self, device: ScreenSource | None = None, assets: AssetsManager | None = None,
                  vision: VisionTier | None = None, strategy: LocateStrategy | str = LocateStrategy.OPENCV_FIRST,
-                 fixed_points: dict[str, Any] | None = None, *, cache_ttl: float = 30.0,
+                 fixed_points: Mapping[str, FixedPoint] | None = None, *, cache_ttl: float = 30.0,
                  learn_from_vision: bool = False, cache: LocateCache | None = None) -> None:
         self.device = device
         self.assets = assets if assets is not None else AssetsManager()
@@ -192,11 +192,7 @@ class HybridLocator:
         tried: list[str] = []
         errors: list[str] = []
         seen: list[UIElement] = []   # every element a free tier saw: set-of-mark candidates for vision
-        refs: list[Any] = []
-        if kind == "ref":
-            refs = self.assets.variants_with_sources(value)
-            if not refs and any(t in VISUAL or t == "vision" for t in tiers):
-                errors.append(f"unknown reference {value!r} (no image in modules or assets)")
+        refs = self._references(kind, value, tiers, errors)
         i = 0
         while i < len(tiers):
             tier = tiers[i]
@@ -205,30 +201,47 @@ class HybridLocator:
                 i += len(group)
                 if refs:
                     chained = visual_chain(refs, group, screen, etype, tried)
-                    if chained.success or chained.failure is LocateFailure.NOT_INTERACTABLE:
+                    if _decisive(chained):
                         chained.tiers_tried = tried
                         return chained
                     errors.append(chained.error)
                 continue
             i += 1
             tried.append(tier)
-            if tier == "ocr" and kind in ("text", "desc") and not ocr.available():
-                # A broken install is the environment's failure, not "not on the screen": said, never skipped.
-                return LocateResult(False, method_used=tier, error=f"ocr: {ocr.unavailable_reason()}",
-                                    tiers_tried=tried, failure=LocateFailure.UNAVAILABLE)
-            elements, err = self._tier(tier, kind, value, screen, etype, refs, seen)
-            elements = self._without_echoes(kind, value, screen, elements, errors)
-            if err:
-                errors.append(f"{tier}: {err}")
-            result = decide(tier, elements, screen)
-            if result is not None and (result.success or result.failure is LocateFailure.NOT_INTERACTABLE):
+            result = self._one_tier(tier, kind, value, screen, etype, refs, seen, errors)
+            if result is not None:
                 result.tiers_tried = tried
                 return result
-            if result is not None:
-                errors.append(result.error)
-            seen += elements
         return LocateResult(False, method_used="", error="; ".join(e for e in errors if e) or
                             _nothing_found(kind, value, tried), tiers_tried=tried, failure=LocateFailure.NOT_FOUND)
+
+    def _references(self, kind: str, value: str, tiers: list[str], errors: list[str]) -> list[Any]:
+        """A ``ref:`` target's images (with their source screens' sizes); none found: said when a tier needs one."""
+        if kind != "ref":
+            return []
+        refs: list[Any] = self.assets.variants_with_sources(value)
+        if not refs and any(t in VISUAL or t == "vision" for t in tiers):
+            errors.append(f"unknown reference {value!r} (no image in modules or assets)")
+        return refs
+
+    def _one_tier(self, tier: str, kind: str, value: str, screen: Screen, etype: str, refs: list[Any],
+                  seen: list[UIElement], errors: list[str]) -> LocateResult | None:
+        """One tier's decisive result, or None (its error noted, its elements added to ``seen``)."""
+        if tier == "ocr" and kind in ("text", "desc") and not ocr.available():
+            # A broken install is the environment's failure, not "not on the screen": said, never skipped.
+            return LocateResult(False, method_used=tier, error=f"ocr: {ocr.unavailable_reason()}",
+                                failure=LocateFailure.UNAVAILABLE)
+        elements, err = self._tier(tier, kind, value, screen, etype, refs, seen)
+        elements = self._without_echoes(kind, value, screen, elements, errors)
+        if err:
+            errors.append(f"{tier}: {err}")
+        result = decide(tier, elements, screen)
+        if result is not None and _decisive(result):
+            return result
+        if result is not None:
+            errors.append(result.error)
+        seen += elements
+        return None
 
     def _without_echoes(self, kind: str, value: str, screen: Screen, elements: list[UIElement],
                         errors: list[str]) -> list[UIElement]:
@@ -323,3 +336,8 @@ def _nothing_found(kind: str, value: str, tried: list[str]) -> str:
             NOT_SEEN.get(t, f"the {t} tier found nothing") for t in tried]
     return f"{kind}:{value} is not on this screen: " + ", ".join(said) if said else \
         f"{kind}:{value}: no tier of this strategy can look for it"
+
+
+def _decisive(result: LocateResult) -> bool:
+    """A tier's result that ends the chain: found, or found but not interactable (later tiers would find it too)."""
+    return result.success or result.failure is LocateFailure.NOT_INTERACTABLE

@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 import cv2
 import numpy as np
@@ -45,8 +45,7 @@ from remote.core.locate.image_checks import resize_image as resize_image
 from remote.core.locate.image_checks import to_gray as to_gray
 from remote.core.locate.image_checks import verify as verify
 from remote.core.locate.pyramid import Pyramid, gray_pyramid
-
-_T = TypeVar("_T")
+from remote.core.locate.refining import refine, remembered
 
 BBox = tuple[int, int, int, int]
 
@@ -62,11 +61,6 @@ LOOKALIKE_MAX = 16         # peaks kept per scale for the look-alike sweep once 
 COARSE_MIN = 0.4           # coarse peaks under this are not refined (0.5, fitted on the tuning part, lost two checking-part hits)
 COARSE_MARGIN = 0.2        # nor those this far below the best coarse peak
 EARLY_STOP = 0.85          # a match verified this well ends the scale search after its group
-HALF_MIN = 0.7             # multiscale: a peak under this NCC on the half level is not refined further
-HALF_FIRST = 0.5           # ... checked first at its coarse scale alone: under this, the other scales are not tried
-HALF_GOOD = 0.9            # ... at or over this, the coarse scale is kept (+-1.5 % at full resolution only)
-FULL_GOOD = 0.95           # ... and matched at full resolution at that scale alone when it fits this well
-QUARTER_MIN = 0.45         # a peak from a level coarser than 1/4 under this NCC on the 1/4 level is dropped
 PRIOR_SCALES = (1.0, 0.75, 1.3333, 0.5, 0.6667, 1.5)
 
 
@@ -143,97 +137,6 @@ def _level_for(side: float, denominators: list[int], min_side: int = COARSE_MIN_
     return d
 
 
-def _refine_at(sg: np.ndarray, tg: np.ndarray, x: int, y: int, scales: list[float],
-               margin: int, sized: dict[tuple[int, int], np.ndarray] | None = None) -> tuple[float, BBox, float] | None:
-    """Best NCC in a window around (x, y) of ``sg`` for each template scale; (score, box, scale).
-    ``sized``: the template resized, per size, kept across the peaks of one search."""
-    best: tuple[float, BBox, float] | None = None
-    H, W = sg.shape
-    for s in scales:
-        tw, th = round(tg.shape[1] * s), round(tg.shape[0] * s)
-        if tw < 3 or th < 3 or tw > W or th > H:
-            continue
-        # Coarse positions are rounded: keep the window inside the screen at the edges.
-        cx, cy = min(max(0, x), W - tw), min(max(0, y), H - th)
-        x0, y0 = max(0, cx - margin), max(0, cy - margin)
-        x1, y1 = min(W, cx + tw + margin), min(H, cy + th + margin)
-        tpl = _remembered(sized, (tw, th), partial(resize_image, tg, (tw, th)))
-        res = cv2.matchTemplate(sg[y0:y1, x0:x1], tpl, cv2.TM_CCOEFF_NORMED)
-        _, val, _, loc = cv2.minMaxLoc(res)
-        if math.isfinite(val) and (best is None or val > best[0]):
-            best = (float(val), (x0 + loc[0], y0 + loc[1], x0 + loc[0] + tw, y0 + loc[1] + th), s)
-    return best
-
-
-def _refine(pyr: Pyramid, tg: np.ndarray, x: int, y: int, scale: float, d: int,
-            multiscale: bool, memo: dict[Any, Any] | None = None, tkey: Any = None,
-            sized: dict[tuple[int, int], np.ndarray] | None = None,
-            expected: bool = False) -> tuple[float, BBox, float] | None:
-    """Best full-resolution NCC near the coarse peak (x, y) found on the pyramid's 1/``d`` level.
-
-    A peak from a level coarser than 1/4 is checked on the 1/4 level first (``QUARTER_MIN``: on
-    the bench it drops 36-40 % of absent templates' peaks; no peak refined to the expected place
-    had under 0.53). The place is then checked on the half level (4x cheaper than full): under ``HALF_FIRST`` (multiscale)
-    or ``HALF_MIN`` (same scale) it is dropped. Multiscale keeps the coarse scale when it fits there
-    (``HALF_GOOD``), else settles the scale over +-6 %, then matches the winner at full resolution
-    over +-1.5 % (+-3 % after a settle, unless it is the ``expected`` scale: the one the screen sizes
-    give, searched first). At the expected scale, when it fits at half resolution, full resolution
-    tries it alone and +-1.5 % only when that fits worse than ``FULL_GOOD`` (x1.33 median -20 % on the
-    tuning part). Same scale matches it at full resolution in a 4 px window.
-    """
-    sg = pyr[1]
-    m = d + 3
-    scales = [scale]
-    steps = (0.94, 0.97, 1.0, 1.03, 1.06)
-    wide = m + round(0.06 * max(tg.shape) * scale)   # room for the +-6 % scale steps
-    if multiscale:
-        m, scales = wide, [scale * f for f in steps]
-
-    def check(name: str, n: int, margin: int) -> tuple[float, BBox, float] | None:
-        """The peak on the 1/``n`` level at its coarse scale alone: the same check for both tiers,
-        remembered per locate (multiscale re-checks the template tier's peaks)."""
-        return _remembered(memo, (name, tkey, x, y, round(scale, 4), d),
-                           lambda: _refine_at(pyr[n], tg, x // n, y // n, [scale / n], margin, sized))
-
-    if d > 4 and 4 in pyr.denominators and min(tg.shape) * scale / 4 >= 8:
-        quarter = check("quarter", 4, (d + 3) // 4 + 2)
-        if quarter is None or quarter[0] < QUARTER_MIN:
-            return None
-    if 2 in pyr.denominators and min(tg.shape) * scale * 0.5 >= 10:
-        first = check("half", 2, wide // 2 + 2)   # 4x cheaper than full resolution
-        if first is None or first[0] < (HALF_FIRST if multiscale else HALF_MIN):
-            return None
-        best = first
-        settled = first[0] >= HALF_GOOD   # the coarse scale fits: the +-6 % steps would not beat it
-        if multiscale and not settled:   # the scale settled over +-6 % there
-            other = _refine_at(pyr[2], tg, x // 2, y // 2, [scale * f * 0.5 for f in steps if f != 1.0],
-                               wide // 2 + 2, sized)
-            if other is not None and other[0] > first[0]:
-                best = other
-        val, box, s_half = best
-        # Every match accepted on the bench had NCC >= 0.79 here (a verified 0.8 needs it):
-        # a peak this weak is an absent template's, not worth the full-resolution pass.
-        if val < HALF_MIN:
-            return None
-        x, y, m = box[0] * 2, box[1] * 2, 3
-        if multiscale and settled and expected:   # the expected scale alone; +-1.5 % when it does not fit well
-            found = _refine_at(sg, tg, x, y, [s_half * 2], m, sized)
-            if found is None or found[0] < FULL_GOOD:
-                more = _refine_at(sg, tg, x, y, [s_half * 2 * 0.985, s_half * 2 * 1.015], m, sized)
-                found = max((f for f in (found, more) if f is not None), key=lambda f: f[0], default=None)
-            return _big_enough(found)
-        fine = (1.0,) if not multiscale else (0.985, 1.0, 1.015) if settled or expected else (0.97, 0.985, 1.0, 1.015, 1.03)
-        scales = [s_half * 2 * f for f in fine]
-    return _big_enough(_refine_at(sg, tg, x, y, scales, m, sized))
-
-
-def _big_enough(found: tuple[float, BBox, float] | None) -> tuple[float, BBox, float] | None:
-    """A refined match, or None when its box came out under ``MIN_TEMPLATE_SIDE``."""
-    if found is None or min(found[1][2] - found[1][0], found[1][3] - found[1][1]) < MIN_TEMPLATE_SIDE:
-        return None
-    return found
-
-
 def _coarse_peaks(pyr: Pyramid, tg: np.ndarray, s: float, floor: float,
                   min_side: int = COARSE_MIN_SIDE) -> list[tuple[float, int, int, float, int]]:
     """Peaks of the template at scale ``s`` on a coarse level: (ncc, x, y, scale, level's denominator),
@@ -254,16 +157,6 @@ def _coarse_peaks(pyr: Pyramid, tg: np.ndarray, s: float, floor: float,
         return []
     res = cv2.matchTemplate(small, small_tpl, cv2.TM_CCOEFF_NORMED)
     return [(v, round(x / f), round(y / f), s, d) for v, x, y in _peaks(res, tw, th, LOOKALIKE_MAX, floor)]
-
-
-def _remembered(memo: dict[Any, Any] | None, key: Any, compute: Callable[[], _T]) -> _T:
-    """``compute()``, kept in ``memo`` (one dict per locate) under ``key`` when there is a memo."""
-    if memo is None:
-        return compute()
-    if key not in memo:
-        memo[key] = compute()
-    found: _T = memo[key]
-    return found
 
 
 def _pick(coarse: list[tuple[float, int, int, float, int]], tw0: int, th0: int,
@@ -314,7 +207,7 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
 
     def refined(peak: tuple[float, int, int, float, int]) -> Match | None:
         cv, x, y, s, d = peak
-        ref = _refine(pyr, tg, x, y, s, d, scales[1] - scales[0] > 1e-6, memo, tkey, sized,
+        ref = refine(pyr, tg, x, y, s, d, scales[1] - scales[0] > 1e-6, memo, tkey, sized,
                       expected=prior_scale is not None and abs(s / prior_scale - 1) < 1e-3)
         if ref is None or ref[0] < floor:
             return None
@@ -330,7 +223,7 @@ def search(screen: Any, template: Any, *, scales: tuple[float, float] = (1.0, 1.
         fill = gi > 0 and all(abs(s / f - 1) > 0.03 for s in group for f in PRIOR_SCALES)
         side = FILL_MIN_SIDE if fill else COARSE_MIN_SIDE
         for s in usable:
-            coarse[s] = _remembered(memo, ("coarse", tkey, round(s, 4), floor, side),
+            coarse[s] = remembered(memo, ("coarse", tkey, round(s, 4), floor, side),
                                     partial(_coarse_peaks, pyr, tg, s, floor - 0.25, side))
         peaks = [p for s in usable for p in coarse[s][:COARSE_PEAKS]]
         for peak in _pick(sorted(peaks, reverse=True), tw0, th0, top_k):

@@ -10,6 +10,7 @@ button called 发送), so they survive the id renames of app updates (``tree_rol
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from remote.core.coords import to_pixels
@@ -45,7 +46,11 @@ def parse_role(value: str) -> tuple[str, str]:
     return cls.strip(), label.strip()
 
 
-def fixed_box(kind: str, value: str, fixed_points: dict[str, Any],
+# A module's fixed point: [x, y] or [x1, y1, x2, y2] (pixels or 0-1000), or {"point"|"bbox": ..., "mode": ...}.
+FixedPoint = Sequence[float] | Mapping[str, object]
+
+
+def fixed_box(kind: str, value: str, fixed_points: Mapping[str, FixedPoint],
               screen_size: tuple[int, int]) -> tuple[tuple[int, int, int, int] | None, str]:
     """The box an ``xy:X,Y`` (pixels) or ``fixed:NAME`` target (``fixed_points[NAME]``: a point or a
     box, pixels or 0-1000, or ``{"bbox"|"point": ..., "mode": ...}``) names on a screen of this size;
@@ -57,8 +62,8 @@ def fixed_box(kind: str, value: str, fixed_points: dict[str, Any],
             return None, f"no fixed point {value!r} in the module config"
         spec = fixed_points[value]
         mode = "auto"
-        if isinstance(spec, dict):
-            mode = spec.get("mode", "auto")
+        if isinstance(spec, Mapping):
+            mode = str(spec.get("mode", "auto"))
             spec = spec.get("bbox") or spec.get("point")
     try:
         nums = [float(v) for v in (spec.split(",") if isinstance(spec, str) else spec)]

@@ -35,10 +35,7 @@ def visual_chain(refs: list[Any], tiers: Sequence[str], screen: Screen, etype: s
         return LocateResult(False, error=str(exc), method_used=tiers[0] if tiers else "",
                             failure=LocateFailure.BAD_INPUT)
     for tier in tiers:
-        if tier == "orb" and not any(visual_policy.orb_worth_trying(info, best_before) for _, _, info in tpls):
-            continue
-        if tier == "template" and "multiscale" in tiers and not any(
-                visual_policy.same_scale_possible(size, screen.size) for _, size, _ in tpls):
+        if not _worth_running(tier, tiers, tpls, screen, best_before):
             continue
         tried.append(tier)
         elements = [e for k, (tpl, size, info) in enumerate(tpls)
@@ -54,6 +51,17 @@ def visual_chain(refs: list[Any], tiers: Sequence[str], screen: Screen, etype: s
             near += result.candidates[:3]
     return LocateResult(False, error="; ".join(errors) or "no visual match", failure=LocateFailure.NOT_FOUND,
                         candidates=sorted(near, key=lambda e: e.confidence, reverse=True)[:5])
+
+
+def _worth_running(tier: str, tiers: Sequence[str], tpls: list[tuple[Any, Any, dict[str, float]]], screen: Screen,
+                   best_before: float | None) -> bool:
+    """ORB only when a reference has the texture for it and the template tiers did not come close; the
+    same-scale template tier not when multiscale follows and no reference can be at the screen's scale."""
+    if tier == "orb":
+        return any(visual_policy.orb_worth_trying(info, best_before) for _, _, info in tpls)
+    if tier == "template" and "multiscale" in tiers:
+        return any(visual_policy.same_scale_possible(size, screen.size) for _, size, _ in tpls)
+    return True
 
 
 def _visual_elements(tier: str, tpl: Any, screen: Screen, etype: str, source_size: tuple[int, int] | None,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remote.core.device.keys import keycode
-from remote.errors import ActionError
+from remote.errors import ActionError, InvalidPlan
 
 MAX_WAIT_MS = 60_000          # one wait; the run's own time budget bounds the sum
 MAX_REPEAT = 50               # key presses of one step
@@ -30,9 +30,6 @@ MAX_TEXT_CHARS = 10_000
 DIRECTIONS = ("up", "down", "left", "right")
 _PACKAGE = re.compile(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+")
 _POINT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
-FAILURE_WORDS = ("无法", "不能", "失败", "没有找到", "找不到", "cannot", "can't", "unable", "failed", "impossible",
-                 "not possible", "not found")
-
 
 class ActionName(enum.StrEnum):
     TAP = "tap"
@@ -59,7 +56,7 @@ class ActionName(enum.StrEnum):
     RETRY = "retry"
 
 
-class ArgsError(ValueError):
+class ArgsError(InvalidPlan):
     """Arguments that cannot be used; ``problems`` lists every reason (short, quoting at most 40 characters)."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -331,12 +328,11 @@ def _launch(r: ParamReader, target_ref: str | None) -> LaunchApp:
 def _finish(r: ParamReader, description: str) -> Finish:
     status = str(r.params.get("status", "")).strip().lower()
     message = r.text("message", "reason", limit=2000) or description
+    # judged by what the protocol says (its flag or its status); its words are the message, never the verdict
     if "success" in r.params:
         success = r.flag("success", True)
-    elif status:
-        success = status in ("success", "succeeded", "done", "ok", "completed", "complete")
-    else:   # a model that gives up often says so only in words
-        success = not any(word in message.lower() for word in FAILURE_WORDS)
+    else:
+        success = not status or status in ("success", "succeeded", "done", "ok", "completed", "complete")
     return Finish(success=success, message=message)
 
 

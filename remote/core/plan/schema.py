@@ -42,6 +42,7 @@ from remote.core.plan.flow import (
     target_of,
 )
 from remote.core.records import ActionName, StepPlan, TargetType, TaskPlan
+from remote.errors import InvalidPlan
 
 MAX_STEPS = 50
 MAX_ANCHORS = 4
@@ -75,7 +76,7 @@ _TARGETED = {ActionName.TAP, ActionName.LONG_PRESS}
 _XY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
-class PlanError(ValueError):
+class PlanError(InvalidPlan):
     """A plan that cannot be used; ``problems`` lists every reason."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -258,28 +259,20 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
         return None
     raw = short_form(raw)
     template = copy.deepcopy(raw)
-    action_name = normalize_action(raw.get("action"))
+    action_name = _action_name(raw, where, problems, repairs)
     if action_name is None:
-        problems.append(f"{where}: unknown action {str(raw.get('action'))[:40]!r} "
-                        f"(use one of {', '.join(a.value for a in ActionName)})")
         return None
-    if action_name != str(raw.get("action")).strip():
-        repairs.append(f"{where}: action {raw.get('action')!r} read as {action_name!r}")
     params = _params(raw, action_name, where, repairs)
     if str(raw.get("action")).strip().lower() in ("back", "go_back"):
         params.setdefault("key", "BACK")
     action = ActionName(action_name)
-    flow_target = target_of(action_name, params) if is_flow(action_name) else None
-    targets = _targets({"target_ref": flow_target} if flow_target and not raw.get("target_ref")
-                       and not raw.get("target") else raw, where, problems)
+    targets = _step_targets(raw, action_name, params, where, problems)
     body = _body(params.pop("steps", None), where, path, depth, screen_size, source, problems, repairs) \
         if action_name in BLOCK_KINDS else ()
     when = _when(raw, where, problems)
     _xy_from_params(action, params, targets, where, problems, repairs)
-    for target in targets:
-        problem = check_target_ref(target, screen_size)
-        if problem:
-            problems.append(f"{where}: {problem}")
+    problems.extend(f"{where}: {problem}" for problem in (check_target_ref(t, screen_size) for t in targets)
+                    if problem)
     target_ref = targets[0] if targets else None
     description = str(raw.get("description") or "")[:500]
     try:
@@ -287,13 +280,52 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
     except ArgsError as exc:
         problems.extend(f"{where}: {p}" for p in exc.problems)
         return None
-    # params as they will be read: a direction in lower case, a wait's length written out
+    _as_read(args, params, where, repairs)
+    values = _timing(raw, where, problems, repairs)
+    return StepPlan(step=number, action=action, target_ref=target_ref,
+                    target_type=_target_type(raw, target_ref, where, repairs),
+                    description=description, params=params,
+                    verify_ref=raw.get("verify_ref") if isinstance(raw.get("verify_ref"), str) else None,
+                    success_condition=(str(raw["success_condition"])[:500] if raw.get("success_condition") else None),
+                    fallback=_fallback(raw.get("fallback"), where, screen_size, source, repairs),
+                    timeout=values.get("timeout", 3000), retry=values.get("retry", 2),
+                    wait_before=values.get("wait_before", 0), wait_after=values.get("wait_after", 300),
+                    alternatives=tuple(targets[1:]), source=source, anchors=_anchors(raw, where, problems),
+                    args=args, when=when, steps=body, template=template)
+
+
+def _action_name(raw: dict[str, Any], where: str, problems: list[str], repairs: list[str]) -> str | None:
+    """The step's action as the grammar names it (a repair when written otherwise); None, with a problem,
+    for an action the grammar does not know."""
+    action_name = normalize_action(raw.get("action"))
+    if action_name is None:
+        problems.append(f"{where}: unknown action {str(raw.get('action'))[:40]!r} "
+                        f"(use one of {', '.join(a.value for a in ActionName)})")
+        return None
+    if action_name != str(raw.get("action")).strip():
+        repairs.append(f"{where}: action {raw.get('action')!r} read as {action_name!r}")
+    return action_name
+
+
+def _step_targets(raw: dict[str, Any], action_name: str, params: dict[str, Any], where: str,
+                  problems: list[str]) -> list[str]:
+    """The step's targets: its ``target_ref``/``target``, else what a flow step names in its params."""
+    flow_target = target_of(action_name, params) if is_flow(action_name) else None
+    given = raw.get("target_ref") or raw.get("target")
+    return _targets({"target_ref": flow_target} if flow_target and not given else raw, where, problems)
+
+
+def _as_read(args: Any, params: dict[str, Any], where: str, repairs: list[str]) -> None:
+    """``params`` as they will be read: a swipe's direction in lower case, a wait's length written out."""
     if isinstance(args, Swipe) and args.direction:
         params["direction"] = args.direction
     if isinstance(args, Wait) and not any(k in params for k in ("ms", "seconds", "duration")):
         params["ms"] = args.ms
         repairs.append(f"{where}: wait without a duration waits {args.ms} ms")
-    values = _timing(raw, where, problems, repairs)
+
+
+def _target_type(raw: dict[str, Any], target_ref: str | None, where: str, repairs: list[str]) -> TargetType | None:
+    """The step's target_type: as written when known, else inferred from its target (dynamic: always)."""
     raw_type = raw.get("target_type")
     if isinstance(raw_type, str) and raw_type in TargetType._value2member_map_:
         target_type: TargetType | None = TargetType(raw_type)
@@ -303,15 +335,7 @@ def parse_step(raw: Any, number: int, *, screen_size: tuple[int, int] | None = N
             repairs.append(f"{where}: target_type {str(raw_type)[:40]!r} unknown; inferred {target_type}")
     if target_ref and target_ref.startswith("dynamic:"):
         target_type = TargetType.DYNAMIC
-    return StepPlan(step=number, action=action, target_ref=target_ref, target_type=target_type,
-                    description=description, params=params,
-                    verify_ref=raw.get("verify_ref") if isinstance(raw.get("verify_ref"), str) else None,
-                    success_condition=(str(raw["success_condition"])[:500] if raw.get("success_condition") else None),
-                    fallback=_fallback(raw.get("fallback"), where, screen_size, source, repairs),
-                    timeout=values.get("timeout", 3000), retry=values.get("retry", 2),
-                    wait_before=values.get("wait_before", 0), wait_after=values.get("wait_after", 300),
-                    alternatives=tuple(targets[1:]), source=source, anchors=_anchors(raw, where, problems),
-                    args=args, when=when, steps=body, template=template)
+    return target_type
 
 
 def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source: str = "model",
@@ -324,23 +348,8 @@ def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source:
     """
     problems: list[str] = []
     repairs: list[str] = []
-    if isinstance(data, list):
-        data = {"steps": data}
-        repairs.append("a bare list of steps was wrapped into a plan")
-    if not isinstance(data, dict):
-        raise PlanError([f"a plan must be a JSON object, not {type(data).__name__}"])
-    raw_steps = data.get("steps")
-    if not isinstance(raw_steps, list) or not raw_steps:
-        raise PlanError(["the plan has no steps (need a non-empty 'steps' list)"])
-    if len(raw_steps) > MAX_STEPS:
-        raise PlanError([f"the plan has {len(raw_steps)} steps; at most {MAX_STEPS}"])
-    steps = []
-    for i, raw in enumerate(raw_steps, start=1):
-        if isinstance(raw, dict) and raw.get("step") not in (None, i, str(i)):
-            repairs.append(f"step {i}: numbered {str(raw.get('step'))[:20]!r}; renumbered")
-        step = parse_step(raw, i, screen_size=screen_size, source=source, problems=problems, repairs=repairs)
-        if step is not None:
-            steps.append(step)
+    data = _plan_object(data, repairs)
+    steps = _plan_steps(data["steps"], screen_size, source, problems, repairs)
     check = SuccessCheck()
     try:
         check = parse_success_check(data.get("success_check"))
@@ -353,16 +362,50 @@ def parse_plan(data: Any, *, screen_size: tuple[int, int] | None = None, source:
                         "finished task looks like")
     if problems:
         raise PlanError(problems)
-    analysis = data.get("analysis")
-    if not isinstance(analysis, dict):
-        analysis = {"summary": str(analysis)[:1000]} if analysis else {}
-    issues = data.get("potential_issues") or []
-    if isinstance(issues, str):
-        issues = [issues]
-    if repairs:
-        analysis = {**analysis, "repairs": repairs}
     answer = data.get("answer")
-    return TaskPlan(analysis=analysis, steps=steps, success_criteria=criteria,
-                    potential_issues=[str(i)[:500] for i in issues] if isinstance(issues, list) else [],
+    return TaskPlan(analysis=_analysis(data.get("analysis"), repairs), steps=steps, success_criteria=criteria,
+                    potential_issues=_issues(data.get("potential_issues")),
                     source=source, module=module, success_check=check,
                     answer=answer[:500] if isinstance(answer, str) else "")
+
+
+def _plan_object(data: Any, repairs: list[str]) -> dict[str, Any]:
+    """The plan as an object with a non-empty, bounded ``steps`` list (a bare list is wrapped); PlanError
+    otherwise."""
+    if isinstance(data, list):
+        data = {"steps": data}
+        repairs.append("a bare list of steps was wrapped into a plan")
+    if not isinstance(data, dict):
+        raise PlanError([f"a plan must be a JSON object, not {type(data).__name__}"])
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise PlanError(["the plan has no steps (need a non-empty 'steps' list)"])
+    if len(raw_steps) > MAX_STEPS:
+        raise PlanError([f"the plan has {len(raw_steps)} steps; at most {MAX_STEPS}"])
+    return data
+
+
+def _plan_steps(raw_steps: list[Any], screen_size: tuple[int, int] | None, source: str, problems: list[str],
+                repairs: list[str]) -> list[StepPlan]:
+    """The plan's steps, numbered in order (a step numbered otherwise is renumbered, as a repair)."""
+    steps = []
+    for i, raw in enumerate(raw_steps, start=1):
+        if isinstance(raw, dict) and raw.get("step") not in (None, i, str(i)):
+            repairs.append(f"step {i}: numbered {str(raw.get('step'))[:20]!r}; renumbered")
+        step = parse_step(raw, i, screen_size=screen_size, source=source, problems=problems, repairs=repairs)
+        if step is not None:
+            steps.append(step)
+    return steps
+
+
+def _analysis(analysis: Any, repairs: list[str]) -> dict[str, Any]:
+    """The plan's analysis as an object (a sentence becomes its summary), with the repairs made listed."""
+    if not isinstance(analysis, dict):
+        analysis = {"summary": str(analysis)[:1000]} if analysis else {}
+    return {**analysis, "repairs": repairs} if repairs else analysis
+
+
+def _issues(issues: Any) -> list[str]:
+    """The plan's potential issues: a sentence or a list of them, each at most 500 characters."""
+    issues = [issues] if isinstance(issues, str) else issues or []
+    return [str(i)[:500] for i in issues] if isinstance(issues, list) else []

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from remote.errors import FailureReason, RemoteError
+
 Value = str | int | float | bool | list[str]
 VALUE_TYPES = ("string", "number", "bool", "list")
 SLOT = re.compile(r"\{(\w+)\}")
@@ -47,8 +49,10 @@ def env_entry(key: Any, value: Any) -> tuple[str, str]:
     return key, text
 
 
-class ReadError(ValueError):
+class ReadError(RemoteError, ValueError):
     """A text that does not give a value of the wanted type; the message quotes what was read."""
+
+    reason = FailureReason.NOT_READ
 
 
 def _quote(text: str, limit: int = 80) -> str:

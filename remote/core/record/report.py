@@ -262,25 +262,44 @@ def _marks_ok(marks: dict[str, Any]) -> bool:
 
 
 def _step_facts(sr: dict[str, Any]) -> list[tuple[str, Any]]:
-    st, loc, v = d(sr.get("step")), d(sr.get("locate_result")), d(sr.get("verify_result"))
+    """A step's facts for its details, in the order shown: what it was asked, how its target was found, how it
+    was checked and what it cost, how it ended."""
+    return [*_asked(d(sr.get("step"))), *_found(sr, d(sr.get("locate_result"))), *_checked(sr), *_ended(sr)]
+
+
+def _asked(st: dict[str, Any]) -> list[tuple[str, Any]]:
     params = {k: p for k, p in d(st.get("params")).items() if p not in (None, "", {}, [])}
+    targets = " | ".join(str(t) for t in [st.get("target_ref"), *seq(st.get("alternatives"))] if t)
+    return [("description", st.get("description")), ("targets", targets),
+            ("parameters", json.dumps(params, ensure_ascii=False) if params else "")]
+
+
+def _found(sr: dict[str, Any], loc: dict[str, Any]) -> list[tuple[str, Any]]:
     conf = num(sr.get("confidence"))
-    usage = d(sr.get("model_usage"))
     return [
-        ("description", st.get("description")), ("targets", " | ".join(str(t) for t in [st.get("target_ref"),
-                                                                                          *seq(st.get("alternatives"))] if t)),
-        ("parameters", json.dumps(params, ensure_ascii=False) if params else ""),
         ("found by", f"{loc.get('method_used') or sr.get('tier') or ''} {loc.get('matched_ref') or ''}".strip()
          if loc.get("success") or (not loc and sr.get("tier")) else ""),
         ("looked", ", ".join(str(t) for t in seq(loc.get("tiers_tried"))) if loc.get("success") is False else ""),
         ("confidence", f"{conf:.2f}" if conf is not None else ""), ("box", sr.get("bbox")),
         ("tap point", sr.get("tap_point")),
         ("look-alikes", f"{len(seq(loc.get('candidates')))} candidates" if loc.get("reliable") is False else ""),
+    ]
+
+
+def _checked(sr: dict[str, Any]) -> list[tuple[str, Any]]:
+    v, usage = d(sr.get("verify_result")), d(sr.get("model_usage"))
+    return [
         ("check after", " — ".join(str(x) for x in (v.get("method"), v.get("change_description"),
                                                     v.get("current_state"), v.get("suggestion_detail")) if x)),
         ("time", " · ".join(f"{k} {seconds(num(t))}" for k, t in d(sr.get("timings")).items() if num(t) is not None)),
         ("model calls", ", ".join(f"{d(s).get('calls', 0)} {p}" for p, s in d(usage.get("by_purpose")).items())),
-        ("in block", f"step {d(sr.get('step')).get('parent')}" if d(sr.get("step")).get("parent") else ""),
+    ]
+
+
+def _ended(sr: dict[str, Any]) -> list[tuple[str, Any]]:
+    parent = d(sr.get("step")).get("parent")
+    return [
+        ("in block", f"step {parent}" if parent else ""),
         ("looks", "; ".join(f"{d(lk).get('kind')} {d(lk).get('target')}: {d(lk).get('evidence')}"
                              for lk in seq(sr.get("looks")))[:600]),
         ("retries", sr.get("retry_count") or ""), ("failure", sr.get("failure")), ("error", sr.get("error_message")),

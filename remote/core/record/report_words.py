@@ -207,13 +207,20 @@ def verdict(step_result: dict[str, Any], change: str = "") -> str:
         return "not checked: " + ("; ".join(notes) or "the screen it needs only earlier steps would show")
     if status == "skipped":
         return "skipped" + (": " + "; ".join(notes) if notes else "")
-    loc, error = d(sr.get("locate_result")), short(sr.get("error_message"), 200)
+    loc = d(sr.get("locate_result"))
     if not loc and sr.get("tier"):           # records before locate_result was kept
         loc = {"success": True, "method_used": sr.get("tier")}
     if loc and not loc.get("success"):
         looked = located_words(sr, loc)          # it names the tiers tried and why nothing was found
         return looked if status == "failed" else "; ".join(p for p in (looked, check_after(sr, change), *notes) if p)
-    if status == "failed":
+    return _acted(sr, step, loc, status == "failed", change, notes)
+
+
+def _acted(sr: dict[str, Any], step: dict[str, Any], loc: dict[str, Any], failed: bool, change: str,
+           notes: list[str]) -> str:
+    """A step that found its target (or needed none): what it did, then its error or the check after it."""
+    if failed:
+        error = short(sr.get("error_message"), 200)
         done = f"{located_words(sr, loc)} and {_action_words(step, True)}; failed" if loc else "failed"
         return "; ".join(p for p in (f"{done}: {error}" if error else done, *notes) if p)
     done = f"{located_words(sr, loc)} and {_action_words(step, True)}" if loc else _action_words(step, False)
