@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from remote.apps.base import KEY_ACTIONS, AppModule, TaskTemplate, compile_pattern, declared_slots
+from remote.apps.base import AppModule, TaskTemplate, compile_pattern, declared_slots
 from remote.apps.schema import (
     CONFIG_KEYS,
     SLOT_KINDS,
@@ -167,13 +167,14 @@ def _load_template(c: Checker, raw: Any, module_failures: tuple[dict[str, str], 
     check_steps(c, raw["steps"], name, line)
     check_answer(c, raw, name, line)
     check_success(c, raw.get("success_check"), name, line_of_key(raw, "success_check") or line)
-    keys_only = all(isinstance(s, dict) and str(s.get("action", "")) in KEY_ACTIONS for s in raw["steps"])
-    # an assert as the last step checks the finished screen too (FAILED when it does not hold)
+    # an assert as the last step checks the finished screen too (FAILED when it does not hold); a question
+    # task's answer is read off it. Anything else without a success_check ends `unchecked`, never SUCCESS.
     ends_checked = bool(raw["steps"]) and isinstance(raw["steps"][-1], dict) and \
         kind_of(raw["steps"][-1]) in ("assert_visible", "assert_not_visible")
-    if "success_check" not in raw and not keys_only and "answer" not in raw and not ends_checked:
-        c.add(line, f"task {name}: no success_check: a run can only say that its steps ran, not that the task "
-              "is done", "say what the finished screen shows (docs/modules.md: success_check)", warning=True)
+    if not raw.get("success_check") and "answer" not in raw and not ends_checked:
+        c.add(line, f"task {name}: no success_check: a run ends 'unchecked' (exit 1), never SUCCESS, since "
+              "nothing checks that the task is done", "say what the finished screen shows, or the volume or "
+              "screen change a key press makes: success_check in docs/modules.md", warning=True)
     failures = tuple(check_failures(c, raw.get("failures"), line_of_key(raw, "failures") or line))
     # The module's failure screens apply to the templates that declare every slot they mention.
     module_failures = tuple(f for f in module_failures if slots_used(f) <= declared_slots(patterns))

@@ -160,7 +160,8 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
     print(f"  module {info['module'] or '-'}, {counts}, {calls}, {info['seconds']:.1f} s")
     if result.final_check is not None:
         verdict = {True: "passed", False: "FAILED", None: "undecided"}[result.final_check.passed]
-        print(f"  final check {verdict}: {result.final_check.summary}")
+        print(f"  no final check: {result.final_check.summary}" if result.status is TaskStatus.UNCHECKED
+              else f"  final check {verdict}: {result.final_check.summary}")
     if result.error_message:
         print(f"  why: {result.error_message}")
     learned = learning_words(result.learning)

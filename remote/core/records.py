@@ -76,6 +76,7 @@ class TaskStatus(enum.StrEnum):
     ABORTED = "aborted"
     BUDGET_EXCEEDED = "budget_exceeded"
     PLANNED = "planned"          # --dry-run: the plan is valid and nothing was done on the phone
+    UNCHECKED = "unchecked"      # every step ran and was verified, but the template declares no final check (exit 1)
 
 
 class StepStatus(enum.StrEnum):

@@ -56,7 +56,7 @@ from remote.runner import readback
 from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.capture import wake
 from remote.runner.clock import Clock, Interrupted, TimeCapReached, stopped_by
-from remote.runner.final_check import FinalChecker
+from remote.runner.final_check import FinalChecker, without_check
 from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
@@ -261,6 +261,7 @@ class TaskRunner:
         check, criteria, failures = plan.success_check, plan.success_criteria, plan.failures
         changed_by = 0   # --dry-run: the first step after which the screen is unknown
         flow = self._flow(plan, module, steps, checker, result, recorder)
+        checker.begin(check)   # a clause that compares with the phone as the task began (volume, changed)
         index = {id(s): s.step for s in plan.steps} if plan.source == "learned" else {}
         result.steps_planned = len(queue)
         while queue:
@@ -367,8 +368,8 @@ class TaskRunner:
         if final.passed is True:
             self._end(result, TaskStatus.SUCCESS, None, "")
         elif final.passed is None and not check and not criteria and plan.source == "template":
-            final.summary = "the template declares no final check: every step ran and was verified"
-            self._end(result, TaskStatus.SUCCESS, None, "")
+            checked, final.summary = without_check(plan, result.step_results)
+            self._end(result, TaskStatus.SUCCESS if checked else TaskStatus.UNCHECKED, None, "")
         else:
             self._end(result, TaskStatus.FAILED, FailureReason.FINAL_CHECK, f"final check failed: {final.summary}")
 

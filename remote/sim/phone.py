@@ -111,6 +111,7 @@ class SimPhone(BasePhone):
                 "commands": list(self.commands),
                 "launcher_page": self.launcher_page + 1,
                 "clipboard": self.clipboard,
+                "volume": self.volume,
                 "hardware": self.hw.snapshot(),
             }
 
