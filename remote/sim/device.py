@@ -45,7 +45,8 @@ class Phone(Protocol):
     imes_enabled: list[str]
     settings: dict[str, bool]
     clipboard: str | None
-    commands: list[str]
+    clipboard: str | None
+    volume: int                    # the media volume, 0-15 (`dumpsys audio`)
     shell_connections: int
     gone: bool
     reboots: int
