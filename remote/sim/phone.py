@@ -74,7 +74,6 @@ class SimPhone(BasePhone):
         self.settings["nfc"] = False
         self.browser_url: str | None = None
         self.browser_loaded_at = 0.0
-        self.volume = 7
 
     @property
     def density_dpi(self) -> int:
