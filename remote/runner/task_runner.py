@@ -172,7 +172,7 @@ class TaskRunner:
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
         for problem in self.registry.load_warnings:
-            self.listener.on_note(str(problem))
+            self.listener.on_note(problem.said())   # the listener says "warning:" (once)
         learned = None if self.options.dry_run or given else self.learner.match(task, self.registry, module)
         if learned is not None and (not self.options.module or learned[0].name == self.options.module):
             module = learned[0]
