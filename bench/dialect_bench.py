@@ -4,7 +4,7 @@
     python bench/dialect_bench.py --quick     # one resolution and send size
 
 For each family the loopback server answers as that family does (remote/sim/dialects.py,
-from ../shared/MODELS.md): native boxes and points, the hostile-but-real forms (a draft in
+from docs/models.md's facts): native boxes and points, the hostile-but-real forms (a draft in
 <think>, a wrong answer then "Corrected:", numbers as strings, fences, Chinese prose), and
 replies that must not be tapped (unreadable twice, outside the image twice). Each case is one
 ``dynamic:`` locate through the real ``openai`` client, ``VisionAgent`` and ``HybridLocator`` on a

@@ -12,7 +12,6 @@ from remote.core.record.report import load_record
 from remote.core.records import StepOutcome
 from remote.runner.replay import replay_run
 
-
 # What a verify decision's "unknown" means, said once under the list (issue 34: it was printed bare).
 UNKNOWN_MEANS = ("verify unknown: the screen changed after the step, and no expected text said what it should show, "
                  "so nothing free could judge it further (a model could); the step counted as done")

@@ -1,6 +1,6 @@
 """Data records that cross layers: plans, locate results, verdicts, step and task results.
 
-Field names follow the design card (``../shared/seeds/003_*``); fields are added,
+Field names are the run record's format (``run.json``, docs/architecture.md); fields are added,
 never renamed. Enums are ``str`` enums so that ``json.dumps`` of ``to_dict()``
 stays readable. Images (PIL) never go into ``to_dict()``: the recorder stores them
 as files.

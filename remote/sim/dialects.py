@@ -1,6 +1,6 @@
 """How each model family writes its answers, for the loopback model server (``model-sim --family NAME``).
 
-Built from the facts in ``../shared/MODELS.md`` (sources per family in docs/models.md), on
+Built from the facts in docs/models.md ("Where the conventions come from", sources per family), on
 purpose without importing the product's own family code: the server plays the model, the
 product reads it. A *neutral* answer says where the target is in phone pixels (``{"box":
 [x1, y1, x2, y2]}``, ``{"point": [x, y]}``) or what to do (``{"action": "tap", "box": [...]}``);

@@ -13,7 +13,7 @@ AOSP's ``AudioService.dumpStreamStates`` (aosp-mirror/platform_frameworks_base,
 
 ``streamVolume:`` is the level the phone plays at now; phones that do not print it give the
 level per output device (``Current:``), and ``Devices:`` names the device in use. See
-docs/devices.md#the-media-volume.
+docs/adb.md#the-media-volume.
 """
 
 from __future__ import annotations
