@@ -125,8 +125,9 @@ class LLMClient:
         self._client = self._new_client()
 
     def _new_client(self) -> openai.OpenAI:
-        return _sdk().OpenAI(base_url=self.config.base_url, api_key=self.config.api_key or "no-key",
-                             timeout=self.config.timeout, max_retries=0)
+        client: openai.OpenAI = _sdk().OpenAI(base_url=self.config.base_url, api_key=self.config.api_key or "no-key",
+                                              timeout=self.config.timeout, max_retries=0)
+        return client
 
     def __repr__(self) -> str:
         return (f"LLMClient(provider={self.config.provider!r}, model={self.config.model!r}, "

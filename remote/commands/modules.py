@@ -198,8 +198,8 @@ def run(args: argparse.Namespace) -> int:
         for t in m["templates"]:
             print(f"  {t['name']:20} " + " | ".join(t["patterns"]))
     if registry.problems:    # as `modules check` prints them: an error plain, a warning with "warning:"
-        errors = sum(not p.warning for p in registry.problems)
-        print(f"\n{errors} problem(s), {len(registry.problems) - errors} warning(s) (`remote modules check`):")
+        wrong = sum(not p.warning for p in registry.problems)
+        print(f"\n{wrong} problem(s), {len(registry.problems) - wrong} warning(s) (`remote modules check`):")
     for problem in registry.problems:
         print(problem)
     if registry.broken:
