@@ -25,7 +25,7 @@ from remote.apps import ModuleRegistry
 from remote.apps.learned import LearnedStore
 from remote.apps.tasks_file import save_crop
 from remote.config import LLMConfig
-from remote.core.records import StepResult, TaskPlan, TaskResult
+from remote.core.records import StepResult, TaskPlan, TaskResult, TaskStatus
 from remote.errors import ConfigError, TaskError
 from remote.runner import Limits, RunOptions, build_runner
 from remote.runner.learner import Learner
@@ -118,7 +118,12 @@ class Acts:
 def outcome(result: TaskResult) -> dict[str, Any]:
     """A run's result for the page: status, each step (tier, box, tap point, verdict), the record."""
     final = result.final_check
-    return {"status": result.status.value, "exit_code": int(result.exit_code), "error": result.error_message,
+    # The page runs steps (one act, a recorded step, a range of the draft): steps that all ran and were verified
+    # are "success" for it, while the run itself ends `unchecked` when the draft declares no final check (said
+    # in "checked": false and the final check's summary, so the author sees the template still needs one).
+    stepped = result.status is TaskStatus.UNCHECKED
+    return {"status": TaskStatus.SUCCESS.value if stepped else result.status.value, "checked": not stepped,
+            "exit_code": 0 if stepped else int(result.exit_code), "error": result.error_message,
             "steps": [step_outcome(sr) for sr in result.step_results],
             "final_check": final.to_dict() if final is not None else None, "record": result.record_dir,
             "seconds": round(result.total_time, 2), "model_calls": result.model_usage.calls}
