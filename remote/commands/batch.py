@@ -17,9 +17,9 @@ from typing import TextIO
 
 from remote.commands._device import check_sim_only, phone_locks
 from remote.commands._signals import terminate_as_interrupt
-from remote.commands.run import answer_text
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
+from remote.core.record.report_words import answer_text
 from remote.core.records import LocateStrategy, StepResult, StepStatus, TaskPlan, TaskResult
 from remote.errors import BadInput, DeviceNotFound
 from remote.fleet.files import expand, load_batch

@@ -15,6 +15,7 @@ from remote.commands._modules import registry as module_registry
 from remote.commands._signals import terminate_as_interrupt
 from remote.config import LLMConfig
 from remote.core.record.report import learning_words
+from remote.core.record.report_words import answer_text
 from remote.core.records import (
     LocateStrategy,
     StepPlan,
@@ -131,11 +132,6 @@ def summary(result: TaskResult, dry_run: bool = False) -> dict[str, Any]:
             "model_calls": result.model_usage.calls, "tokens": result.model_usage.total_tokens,
             "seconds": round(result.total_time, 2), "error": result.error_message, "record": result.record_dir,
             "record_error": result.record_error or None, "exit_code": int(result.exit_code)}
-
-
-def answer_text(answer: Any) -> str:
-    """A question task's answer for people: a text as it is, anything else as JSON (true, 37, ["a", "b"])."""
-    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
 
 def print_summary(result: TaskResult, dry_run: bool) -> None:

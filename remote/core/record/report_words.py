@@ -7,6 +7,7 @@ missing or odd field. Escaping is the HTML layer's job, not this one's.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from typing import Any
@@ -50,6 +51,11 @@ STATUS_WORDS = {"success": "Succeeded", "failed": "Failed", "aborted": "Stopped"
                 "unchecked": "Done, not checked"}
 UNFINISHED = ("the record was last written while the run was still going: the process was killed (kill -9, a "
               "crash, a power cut) or is still running; the steps below are those that had ended")
+
+
+def answer_text(answer: Any) -> str:
+    """A question task's answer for people: a text as it is, anything else as JSON (true, 37, ["a", "b"])."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
 
 def d(value: Any) -> dict[str, Any]:
