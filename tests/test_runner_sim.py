@@ -301,6 +301,7 @@ def test_sensitive_step_asks_and_a_no_stops_before_touching(make_runner, sim_pho
             steps:
               - {action: launch_app, params: {package: com.tencent.mm}}
               - {action: tap, target_ref: "text:通讯录", description: 转账入口}
+            success_check: {app: com.tencent.mm}
         """)
     asked: list[str] = []
 
