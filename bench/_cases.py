@@ -1,4 +1,4 @@
-"""Benchmark cases from ../shared/data/real-dev: templates cropped from real screenshots.
+"""Benchmark cases from the data folder's real-dev (`tests/support/data.py`): templates cropped from real screenshots.
 
 Cases are built per part of the development protocol (:data:`PARTS`: split by source, tune on
 one part, report on the other). The bench writes each conditioned screen and template to PNG files

@@ -3,7 +3,7 @@
     .venv/bin/python bench/locate_bench.py                      # both parts, Airtest interleaved
     .venv/bin/python bench/locate_bench.py --no-airtest --part tuning   # while tuning
 
-The development protocol (``_cases.PARTS``): the screenshots of ../shared/data/real-dev are split
+The development protocol (``_cases.PARTS``): the screenshots of the data folder's real-dev are split
 by source; every constant of the locator is fitted on the tuning part, and only the checking part's
 figures are results. A gap of more than 2 points between the parts is a finding to fix.
 
@@ -51,8 +51,9 @@ from _tally import Refusals, Tally, inside, judge, print_calibration, print_summ
 from remote.core.locate import matching  # noqa: E402
 from remote.core.locate.hybrid_locator import VISUAL, HybridLocator  # noqa: E402
 from remote.core.locate.screen import Screen  # noqa: E402
+from tests.support.data import data_path  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"
+DATA = data_path("real-dev")   # REMOTE_DATA_DIR, else shared/data beside the checkout
 AIRTEST = "/work/airtest-venv/bin/python"
 
 
@@ -155,7 +156,7 @@ def main() -> int:
     args = ap.parse_args()
     data = Path(args.data)
     if not (data / "MANIFEST.tsv").is_file():
-        print(f"skipped: no MANIFEST.tsv in {data} (the development screens live in ../shared/data/real-dev)")
+        print(f"skipped: no MANIFEST.tsv in {data} (the development screens: the data folder's real-dev; set REMOTE_DATA_DIR or --data)")
         return 2
     if args.quick:
         args.limit, args.no_airtest = args.limit or 12, True

@@ -1,6 +1,6 @@
 """OCR bench: ``text:`` targets on real screenshots, the tuning part beside the checking part.
 
-    .venv/bin/python bench/ocr_bench.py               # every screenshot of ../shared/data/real-dev (~7 min, 2 cores)
+    .venv/bin/python bench/ocr_bench.py               # every screenshot of the data folder's real-dev (~7 min, 2 cores)
     .venv/bin/python bench/ocr_bench.py --limit 10    # 10 screenshots per part
 
 The development protocol (``_cases.PARTS``): the screenshots are split by source; every constant
@@ -51,8 +51,9 @@ from remote.core.locate import ocr  # noqa: E402
 from remote.core.locate.hybrid_locator import HybridLocator  # noqa: E402
 from remote.core.locate.screen import Screen  # noqa: E402
 from remote.core.locate.ui_tree import UINode, UITree, normalize_text, parse_hierarchy  # noqa: E402
+from tests.support.data import data_path  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"
+DATA = data_path("real-dev")   # REMOTE_DATA_DIR, else shared/data beside the checkout
 ABSENT_LIMIT_MS = 1000.0   # issue 16: a text not on the screen is reported absent within 1 s
 
 
@@ -261,7 +262,7 @@ def main() -> int:
     args = ap.parse_args()
     data = Path(args.data)
     if not (data / "MANIFEST.tsv").is_file():
-        print(f"error: no MANIFEST.tsv in {data} (the real-dev screenshots, ../shared/data/real-dev)", file=sys.stderr)
+        print(f"error: no MANIFEST.tsv in {data} (the real-dev screenshots: set REMOTE_DATA_DIR or --data)", file=sys.stderr)
         return 2
     if not ocr.available():
         print(f"error: {ocr.unavailable_reason()}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Every recorded path of every DroidBot recording, replayed through the real runner on the trace phone.
 
-    python bench/trace_bench.py                              # ../shared/data/traces, dumps without delay
+    python bench/trace_bench.py                              # the data folder's traces, dumps without delay
     python bench/trace_bench.py --traces DIR --dump-ms 300 --waits
 
 For each path of a recording's ``paths.json`` the loopback model server returns the path as a plan of
@@ -32,8 +32,9 @@ from remote.runner.clock import Clock  # noqa: E402
 from remote.sim import serve  # noqa: E402
 from remote.sim.model_server import ModelServer  # noqa: E402
 from remote.sim.trace import TracePhone  # noqa: E402
+from tests.support.data import data_path  # noqa: E402
 
-DEFAULT_TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
+DEFAULT_TRACES = data_path("traces")   # REMOTE_DATA_DIR, else shared/data beside the checkout
 
 
 def plan_of(path: list[dict[str, Any]], recording: Any) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def main() -> int:
     args = ap.parse_args()
     folders = sorted(p for p in args.traces.iterdir() if (p / "paths.json").is_file()) if args.traces.is_dir() else []
     if not folders:
-        print(f"skipped: no recording with a paths.json under {args.traces} (../shared/data/traces)")
+        print(f"skipped: no recording with a paths.json under {args.traces} (the data folder's traces: set REMOTE_DATA_DIR or --traces)")
         return 0
     print(f"{'recording':<26}{'paths':>6}{'reached':>8}{'succeeded':>10}{'calls':>6}{'s/step med':>11}"
           f"{'p95':>7}{'unrecorded':>11}{'at DroidBot pts':>16}")

@@ -76,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in MODEL_COMMANDS:
             _terminal.warn_model_config()
+        if args.command == "run":   # a phone another process drives: said before the runner's imports
+            from remote.commands._busy import refuse_if_busy
+
+            refuse_if_busy(args)
         command = importlib.import_module(f"remote.commands.{args.command.replace('-', '_')}")
         return int(command.run(args))
     except KeyboardInterrupt:

@@ -150,7 +150,7 @@ def device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p = _command(sub, "sim", "serve the simulated phone over the adb protocol until Ctrl-C", """\
   remote sim                             # 127.0.0.1:5037, or the next free port when 5037 is taken
   remote sim --port 5038 --scenario popups.yaml
-  remote sim --port 5038 --trace ../shared/data/traces/weibo_bfs_greedy --trace-start a7dec9
+  remote sim --port 5038 --trace DROIDBOT_OUTPUT_DIR --trace-start a7dec9
   remote sim --count 4 --resolutions 720x1600,1440x3200     # a farm: four phones on one adb server
   adb -P 5038 devices; adb -P 5038 exec-out screencap -p > s.png""")
     p.add_argument("--port", type=port, default=None,

@@ -10,6 +10,10 @@ so this user's private folders (``remote.core.safe_files``: the IME state per se
 teach pictures) are never shared between workers, nor with a `remote` the user runs meanwhile: every simulated
 phone is called ``remote-sim``, and one worker's run must not restore the IME another worker's run saved.
 The `remote` processes tests start with this environment get the same folder.
+
+The suite runs the shipped modules only, whatever the user added: ``REMOTE_SHIPPED_ONLY=1`` leaves out a module
+someone created under ``remote/apps/`` (docs/modules.md §0), and ``REMOTE_MODULES`` is emptied (a real variable,
+so a ``.env`` cannot name folders either); a test that needs extra modules sets REMOTE_MODULES itself.
 """
 
 import atexit
@@ -22,6 +26,8 @@ import pytest
 os.environ["ADBUTILS_ADB_PATH"] = "/bin/true"
 _RUNTIME = tempfile.mkdtemp(prefix=f"remote-tests-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")  # mode 0700
 os.environ["XDG_RUNTIME_DIR"] = _RUNTIME
+os.environ["REMOTE_SHIPPED_ONLY"] = "1"
+os.environ["REMOTE_MODULES"] = ""
 atexit.register(shutil.rmtree, _RUNTIME, ignore_errors=True)
 
 

@@ -11,9 +11,10 @@ from remote.ai.verifier import Verifier
 from remote.core.plan import blockers as rules
 from remote.core.records import BlockerType, StepOutcome, SuggestionAction
 from remote.sim.model_requests import Fault
+from tests.support.data import data_path
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ai"
-REAL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"
+REAL_DEV = data_path("real-dev")
 SCREEN = (1080, 2400)
 
 

@@ -1,6 +1,6 @@
 """VisionAgent in every family's dialect, through the real openai client and the loopback server.
 
-The server answers as each family does (remote/sim/dialects.py, built from MODELS.md); the
+The server answers as each family does (remote/sim/dialects.py, built from docs/models.md's facts); the
 locator gets the answer through the family's frame, snapped to the UI tree's element. What
 must hold: native replies (box and point) land on the right element, exactly, at three
 resolutions and two send sizes; the hostile-but-real variants too; a reply that cannot be

@@ -1,4 +1,4 @@
-"""Every coordinate scenario of the specification (seeds/001), table-style."""
+"""Every coordinate scenario of the coordinate rules (docs/architecture.md, remote/core/coords.py), table-style."""
 
 from __future__ import annotations
 

@@ -283,7 +283,7 @@ def test_the_trace_error_says_where_recordings_come_from(tmp_path, capsys, monke
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--device", "sim", "--trace", "no-such-recording", "打开微信"]) == 2
     err = capsys.readouterr().err
-    assert "droidbot -a app.apk -o DIR" in err and "../shared/data/traces" in err
+    assert "droidbot -a app.apk -o DIR" in err and "Kqramazov/fdroid_utg" in err
     testing = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
     assert "droidbot -a" in testing and "a fresh clone has none" in testing
 

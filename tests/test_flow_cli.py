@@ -50,6 +50,7 @@ FLOWS = """\
         patterns: [重复到上限]
         steps:
           - repeat: {until_visible: "text:永远不会出现", max: 3, steps: [{action: press_key, params: {key: VOLUME_UP}}]}
+        success_check: {volume: up}
       - name: retry_worst
         patterns: [重试到上限]
         steps:

@@ -1,7 +1,6 @@
 """HybridLocator: tier order per target_ref form, candidates, cache, visibility, strategies."""
 
 import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +11,10 @@ from remote.core.locate.cache import LocateCache
 from remote.core.locate.hybrid_locator import HybridLocator, LocateStrategy, parse_target
 from remote.core.locate.screen import Screen
 from remote.core.records import LocateResult, UIElement
+from tests.support.data import data_path
 from tests.support.images import icon as _icon
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"
+REAL = data_path("real-dev")
 
 
 def _screen(*placements, size=(400, 800)):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import re
-from pathlib import Path
 
 import pytest
 
@@ -24,8 +23,9 @@ from remote.mcp.server import is_loopback, parse_address
 from remote.mcp.session import Session, SessionOptions
 from remote.mcp.shot import build_elements, pick_nodes
 from remote.sim import SimPhone
+from tests.support.data import data_path, looked
 
-REAL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"
+REAL_DEV = data_path("real-dev")
 LINE = re.compile(r'^(\d+)\. \[(\w+)\] "(.*)" \((\d+),(\d+) (\d+)x(\d+)\)( (enabled|disabled))')
 REGISTRY = ModuleRegistry()
 
@@ -87,7 +87,7 @@ def test_shot_maps_image_points_to_device_pixels_and_refuses_points_outside_it()
 
 
 @pytest.mark.skipif(not (REAL_DEV / "MANIFEST.tsv").is_file(),
-                    reason="real-dev data absent: ../shared/data/real-dev/MANIFEST.tsv")
+                    reason=f"real-dev data absent: no MANIFEST.tsv in {looked('real-dev')}")
 def test_no_interactive_or_labelled_node_of_a_real_dump_goes_missing():
     """Elements missing from the list is what agents report of other servers: here every clickable,
     editable or scrollable node is listed, and every text is listed or part of a listed row's name."""

@@ -1,6 +1,6 @@
 """The pure readers of real phones' answers: ROM from getprop, refusals, ADBKeyboard builds, device states.
 
-Each table row is a text a real phone printed (sources in ADB_NOTES §10 and docs/devices.md), not one
+Each table row is a text a real phone printed (sources in docs/adb.md and docs/devices.md), not one
 made up to pass; the end-to-end tests (test_real_phones.py) meet the same texts through the simulated phone.
 """
 

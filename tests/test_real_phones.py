@@ -1,6 +1,6 @@
 """Real phones' refusals and states, end to end: the CLI, the real adbutils client, the simulated phone.
 
-Each test switches one behaviour of ADB_NOTES §10 on in a scenario (remote.sim.roms holds the texts)
+Each test switches one behaviour of docs/adb.md#real-phones-behaviours-r1-r11 on in a scenario (remote.sim.roms holds the texts)
 and runs the headline task through ``python -m remote run``. It checks the outcome (SUCCESS where a
 real phone allows the task, else the named cause and the switch to flip), the time to it (a refused
 tap stops at once, long before the time budget), the record, and the phone's own state: no SUCCESS

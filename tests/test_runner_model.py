@@ -202,6 +202,7 @@ def test_what_the_model_finds_for_a_reference_is_learned_and_the_next_run_is_fre
             steps:
               - {action: launch_app, params: {package: com.tencent.mm}}
               - {action: tap, target_ref: 放大镜}
+            success_check: {app: com.tencent.mm}
         """)
     (folder / "images").mkdir()
     # an outdated reference: nothing like today's icon, so every free tier misses it

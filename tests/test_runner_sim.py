@@ -14,7 +14,8 @@ from remote.runner.protocols import QuietListener
 
 RESOLUTIONS = ["720x1600", "1080x2400", "1440x3200"]
 
-# task -> what the phone must show afterwards (checked on SimPhone.snapshot())
+# task -> what the phone must show afterwards (checked on SimPhone.snapshot()). "返回" needs a screen to go
+# back from: tests/test_final_checks.py runs it after opening a chat, and on the launcher (not a success).
 TEMPLATE_TASKS = {
     "给张三发微信消息说你好": lambda s: s["chats"] == {"张三": ["你好"]},
     "打开和王五的聊天": lambda s: s["foreground"] == {"package": "com.tencent.mm", "screen": "chat:王五"},
@@ -24,9 +25,8 @@ TEMPLATE_TASKS = {
     "返回桌面": lambda s: s["foreground"]["screen"] == "launcher",
     "打开相机": lambda s: s["foreground"]["package"] == "com.android.camera2",
     "打开地图": lambda s: s["foreground"]["package"] == "com.remote.maps",          # page 2: swipe fallback
-    "调大音量": lambda s: _inputs(s)[-1] == "input keyevent 24",
-    "调小音量": lambda s: _inputs(s)[-1] == "input keyevent 25",
-    "返回": lambda s: _inputs(s)[-1] == "input keyevent 4",
+    "调大音量": lambda s: _inputs(s)[-1] == "input keyevent 24" and s["volume"] == 8,
+    "调小音量": lambda s: _inputs(s)[-1] == "input keyevent 25" and s["volume"] == 6,
     "关闭WLAN": lambda s: s["settings"]["wlan"] is False,
     "打开蓝牙": lambda s: s["settings"]["bluetooth"] is True,
     "打开飞行模式": lambda s: s["settings"]["airplane"] is True,
@@ -301,6 +301,7 @@ def test_sensitive_step_asks_and_a_no_stops_before_touching(make_runner, sim_pho
             steps:
               - {action: launch_app, params: {package: com.tencent.mm}}
               - {action: tap, target_ref: "text:通讯录", description: 转账入口}
+            success_check: {app: com.tencent.mm}
         """)
     asked: list[str] = []
 

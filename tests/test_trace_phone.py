@@ -1,6 +1,6 @@
 """The trace phone on a hand-written recording: what each input leads to, the dump, the screens, the limits.
 
-The real recordings (../shared/data/traces) are exercised in test_trace_protocol.py and test_trace_replay.py.
+The real recordings (the data folder's traces, `tests.support.data`) are exercised in test_trace_protocol.py and test_trace_replay.py.
 """
 
 from __future__ import annotations

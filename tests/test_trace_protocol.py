@@ -1,5 +1,5 @@
 """The trace phone over the wire, on the real recordings: the real adbutils client, ADBController and the stock
-`adb` binary (when installed) see the recorded screens. Skips with a message where ../shared/data is absent."""
+`adb` binary (when installed) see the recorded screens. Skips with a message where the data folder (`tests.support.data`) is absent."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from PIL import Image
 from remote.core.device.adb_controller import ADBController
 from remote.sim import serve
 from remote.sim.trace import TracePhone
+from tests.support.data import looked
 from tests.support.trace_fixtures import TRACES, need_traces, recordings
 
 REAL_DEV = TRACES.parent / "real-dev" / "Kqramazov_fdroid_utg" / "output" / "weibo_bfs_greedy" / "states"
@@ -40,7 +41,7 @@ def recorded_screen(phone: TracePhone) -> np.ndarray:
 
 
 @pytest.mark.parametrize("folder", recordings() or [pytest.param(
-    None, marks=pytest.mark.skip(reason=f"DroidBot recordings not found at {TRACES} (../shared/data/traces)"))],
+    None, marks=pytest.mark.skip(reason=f"DroidBot recordings not found at {looked('traces')}"))],
     ids=lambda p: p.name if p else "none")
 def test_each_recording_loads_with_the_starts_paths_json_names(folder):
     paths = json.loads((folder / "paths.json").read_text(encoding="utf-8"))
@@ -89,7 +90,7 @@ def test_dumps_equal_an_independent_conversion_of_the_same_trees():
     """real-dev holds 107 of these Weibo screens converted to dumps by another tool (invisible views dropped,
     boxes clipped): the trace phone's dump lists the same nodes with the same attributes and boxes."""
     if not REAL_DEV.is_dir():
-        pytest.skip(f"converted Weibo dumps not found at {REAL_DEV} (../shared/data/real-dev)")
+        pytest.skip(f"converted Weibo dumps not found at {looked('real-dev')}")
     need_traces()
     phone = TracePhone(trace=str(WEIBO), uiautomator_delay_ms=0)
 

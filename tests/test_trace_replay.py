@@ -23,6 +23,7 @@ from remote.runner.clock import Clock
 from remote.runner.learner import Learner
 from remote.sim import serve
 from remote.sim.trace import TracePhone
+from tests.support.data import looked
 from tests.support.model_fixtures import SECRET_KEY
 from tests.support.runner_fixtures import no_sleep
 from tests.support.trace_fixtures import recordings
@@ -32,7 +33,7 @@ CASES = [pytest.param(folder, i, path, id=f"{folder.name}-{i}")
          for i, path in enumerate(json.loads((folder / "paths.json").read_text(encoding="utf-8"))["paths"])]
 if not CASES:
     CASES = [pytest.param(None, 0, [], marks=pytest.mark.skip(
-        reason="DroidBot recordings not found at ../shared/data/traces: no path to replay"))]
+        reason=f"DroidBot recordings not found at {looked('traces')}: no path to replay"))]
 
 
 # Weibo's area list (876ee2…) returns to the screen that opened it. DroidBot tapped its "Back" label once after
@@ -120,7 +121,7 @@ def test_a_recorded_path_replayed_as_taps_ends_in_its_last_state(folder, index, 
 def test_the_run_command_replays_a_path_from_a_scenario_file(model_server, tmp_path, monkeypatch, capsys):
     folder = next((f for f in recordings() if f.name == "com.uberspot.a2048.apk"), None)
     if folder is None:
-        pytest.skip("DroidBot recordings not found at ../shared/data/traces")
+        pytest.skip(f"DroidBot recordings not found at {looked('traces')}")
     path = max(json.loads((folder / "paths.json").read_text(encoding="utf-8"))["paths"], key=len)
     scenario = tmp_path / "trace.yaml"
     scenario.write_text(f"trace: {folder}\ntrace_start: {path[0]['start_state'][:8]}\nuiautomator_delay_ms: 0\n",

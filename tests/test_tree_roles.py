@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -12,8 +11,9 @@ from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.target_ref import parse_role, parse_target
 from remote.core.locate.tree_roles import find_editable, find_role, row_labels
 from remote.core.locate.ui_tree import parse_hierarchy
+from tests.support.data import data_path, looked
 
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
+TRACES = data_path("traces")
 
 
 def node(cls: str, bounds: str, text: str = "", desc: str = "", rid: str = "", *, clickable: bool = False,
@@ -133,7 +133,7 @@ def test_a_role_without_a_class_finds_nothing():
 
 
 @pytest.mark.skipif(not (TRACES / "bluepie.ad_silence.apk").is_dir(),
-                    reason="../shared/data/traces is absent: real Settings dumps are not available here")
+                    reason=f"real Settings dumps not found at {looked('traces')}")
 def test_real_aosp_settings_switches_are_found_by_their_row():
     """A DroidBot state of Android 10 Settings (Notification access): three rows, each with a switch_widget."""
     state = json.loads((TRACES / "bluepie.ad_silence.apk/states/state_2023-10-19_074747.json").read_text())

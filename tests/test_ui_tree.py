@@ -1,7 +1,6 @@
-"""UI-tree parsing and finders, on hand-written dumps and on real ones (../shared/data/real-dev)."""
+"""UI-tree parsing and finders, on hand-written dumps and on real ones (the data folder's real-dev, `tests.support.data`)."""
 
 import csv
-from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -9,8 +8,9 @@ from PIL import Image
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.ui_tree import UITreeError, normalize_text, parse_bounds, parse_hierarchy
 from remote.errors import LocateError
+from tests.support.data import data_path
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-dev"
+REAL = data_path("real-dev")
 
 DUMP = (
     "junk from adb\n<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"

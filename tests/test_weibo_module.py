@@ -13,7 +13,7 @@ MAIN, LOGIN = "a7dec982549603c2c9a5fa7765e76ea2", "aa93932eb34505ff1b1516b3e94a0
 HELP, PRIVACY = "356f343a30ec0e9b3a4aef6ae2cb4d43", "3ad294e7d25c9d8e5dd4cf3a2ed66b54"
 
 if not WEIBO.is_dir():
-    pytest.skip(f"the Weibo recording is not at {WEIBO} (../shared/data/traces)", allow_module_level=True)
+    pytest.skip(f"the Weibo recording is not at {WEIBO} (set REMOTE_DATA_DIR to the data folder)", allow_module_level=True)
 
 
 def weibo(start: str | None = None) -> dict:

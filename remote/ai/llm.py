@@ -32,9 +32,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 import tenacity
 from PIL import Image
 
@@ -47,6 +46,9 @@ from remote.ai.reply import Expect, check_expected, parse_json_reply
 from remote.config import LLMConfig, mask_secret
 from remote.core.records import ModelUsage
 from remote.errors import ModelError, ModelNotConfigured, ModelUnreachable
+
+if TYPE_CHECKING:
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -86,12 +88,21 @@ def _retry_after(exc: BaseException) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
-class DeadlinePassed(openai.APITimeoutError):
-    """The whole exchange took longer than the deadline (a slow or dripping server)."""
+def _sdk() -> Any:
+    """The ``openai`` SDK, imported when a model is first called (about 1 s of imports a command without a
+    model never pays: docs/testing.md, "What a command costs")."""
+    import openai
+
+    return openai
+
+
+class DeadlinePassed(Exception):
+    """The whole exchange took longer than the deadline (a slow or dripping server): a timeout, retried."""
 
 
 def _is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, openai.RateLimitError | openai.APIConnectionError | openai.InternalServerError):
+    openai = _sdk()
+    if isinstance(exc, DeadlinePassed | openai.RateLimitError | openai.APIConnectionError | openai.InternalServerError):
         return True
     return isinstance(exc, openai.APIStatusError) and (exc.status_code >= 500 or exc.status_code == 408)
 
@@ -114,8 +125,9 @@ class LLMClient:
         self._client = self._new_client()
 
     def _new_client(self) -> openai.OpenAI:
-        return openai.OpenAI(base_url=self.config.base_url, api_key=self.config.api_key or "no-key",
-                             timeout=self.config.timeout, max_retries=0)
+        client: openai.OpenAI = _sdk().OpenAI(base_url=self.config.base_url, api_key=self.config.api_key or "no-key",
+                                              timeout=self.config.timeout, max_retries=0)
+        return client
 
     def __repr__(self) -> str:
         return (f"LLMClient(provider={self.config.provider!r}, model={self.config.model!r}, "
@@ -226,7 +238,7 @@ class LLMClient:
         if worker.is_alive():
             client.close()                   # the worker's read fails and it ends
             self._client = self._new_client()
-            raise DeadlinePassed(request=None)  # type: ignore[arg-type]
+            raise DeadlinePassed()
         if "error" in outcome:
             raise outcome["error"]
         return outcome["reply"]
@@ -237,13 +249,13 @@ class LLMClient:
             stop=tenacity.stop_after_attempt(self.config.max_retries + 1), wait=self._wait,
             retry=tenacity.retry_if_exception(_is_transient), sleep=self._record_sleep,
             before_sleep=self._log_retry, reraise=True)
-        attempts = self.config.max_retries + 1
+        attempts, openai = self.config.max_retries + 1, _sdk()
         try:
             return retrying(self._create, payload, purpose, timeout)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise ModelNotConfigured(f"authentication failed (HTTP {exc.status_code}) at {self.config.base_url}",
                                      hint=f"check {self.config.key_env}") from exc
-        except openai.APITimeoutError as exc:
+        except (openai.APITimeoutError, DeadlinePassed) as exc:
             raise ModelError(f"{purpose}: no reply within {timeout:g} s ({attempts} attempts)",
                              purpose=purpose, hint="raise LLM_TIMEOUT or try later") from exc
         except openai.RateLimitError as exc:

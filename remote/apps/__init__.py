@@ -17,12 +17,17 @@ taken by a weaker claim of another module (the system's ``打开{app}``).
 Two modules that claim one package, one module name defined twice, and a
 REMOTE_MODULES folder that does not exist are warnings (``load_warnings``), said
 at load and by ``remote modules check``.
+
+``SHIPPED`` names the modules the package ships. With ``REMOTE_SHIPPED_ONLY=1`` (what the test suite sets,
+tests/conftest.py) a folder someone added beside them under ``remote/apps/`` is not loaded, so the suite's
+routing and checks see the shipped modules whatever a user has created there.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,11 +52,16 @@ from remote.yamlfile import load_yaml
 logger = logging.getLogger(__name__)
 
 APPS_DIR = Path(__file__).resolve().parent
+SHIPPED = ("chrome", "settings", "system", "wechat", "weibo")
 WEIGHT_TEMPLATE, WEIGHT_KEYWORD, WEIGHT_PACKAGE = 0.5, 0.4, 0.1
 _PACKAGE = re.compile(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+")
 
 __all__ = ["AppHandler", "AppModule", "DefaultHandler", "ModuleRegistry", "NearMiss", "Problem", "TaskTemplate",
            "check_task", "load_module"]
+
+
+def _shipped_only() -> bool:
+    return os.environ.get("REMOTE_SHIPPED_ONLY", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,8 @@ class ModuleRegistry:
                 self._warn(Path(base), None, "no such folder of modules", "check REMOTE_MODULES")
                 continue
             for config in sorted(Path(base).glob("*/config.yaml")):
+                if _shipped_only() and Path(base).resolve() == APPS_DIR and config.parent.name not in SHIPPED:
+                    continue
                 module, problems = read_module(config.parent)
                 if module is None:
                     self.broken[config.parent.name] = problems

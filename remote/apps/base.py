@@ -33,7 +33,6 @@ from remote.errors import ConfigError
 from remote.yamlfile import line_of
 
 MAX_TASK_CHARS = 500   # a sentence, not a document: routing stays fast whatever the text
-KEY_ACTIONS = ("press_key", "wait", "go_home", "finish")   # templates of these alone have nothing to check
 
 
 @dataclass(frozen=True)

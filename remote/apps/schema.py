@@ -107,8 +107,13 @@ class Problem:
     warning: bool = False
 
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else str(self.path)
         kind = "warning: " if self.warning else ""
+        return self.said(kind)
+
+    def said(self, kind: str = "") -> str:
+        """``file:line: KIND message (hint)``; ``kind`` left out where the caller names the kind itself (a run's
+        ``warning:`` line), so the word is said once."""
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
         return f"{where}: {kind}{self.message}" + (f" ({self.hint})" if self.hint else "")
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import sys
 from collections.abc import Iterator
 from typing import Any
 
+from remote.commands._busy import server_key, this_command
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
 from remote.core.device.phone_lock import PhoneLock
@@ -19,15 +19,6 @@ def trace_overrides(args: Any) -> dict[str, Any]:
     """``--trace``/``--trace-start`` as scenario keys (only those given: a scenario file's stay otherwise)."""
     given = {"trace": getattr(args, "trace", None), "trace_start": getattr(args, "trace_start", None)}
     return {key: value for key, value in given.items() if value}
-
-
-def this_command() -> str:
-    """What the lock file says this process is: ``remote run 打开设置 --device R58M123``."""
-    return " ".join(["remote", *sys.argv[1:]])
-
-
-def server_key(host: str, port: int) -> str:
-    return f"{'127.0.0.1' if host in ('localhost', '::1') else host}:{port}"
 
 
 def check_sim_only(args: Any) -> None:

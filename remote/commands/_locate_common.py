@@ -45,10 +45,13 @@ def report(result: LocateResult, *, as_json: bool, annotate: str | None, screens
         print(json.dumps({**result.to_dict(), **(extra or {})}, ensure_ascii=False, indent=1))
     elif result.success and result.element is not None:
         el = result.element
-        print(f"found by {result.method_used}: box {list(el.bbox)} center {list(el.center)} "
-              f"confidence {el.confidence:.3f} in {result.elapsed_ms:.1f} ms")
-        if not result.reliable:
-            print(f"AMBIGUOUS: {len(result.candidates)} places match nearly as well; a run would not tap a guess")
+        where = f"box {list(el.bbox)} center {list(el.center)} confidence {el.confidence:.3f}"
+        if result.reliable:
+            print(f"found by {result.method_used}: {where} in {result.elapsed_ms:.1f} ms")
+        else:   # the verdict first: a best candidate is shown, but it is no find (exit 1)
+            print(f"AMBIGUOUS ({result.method_used}, {result.elapsed_ms:.1f} ms): {len(result.candidates)} places "
+                  "match nearly as well, so a run would not tap any of them (exit 1)")
+            print(f"  best: {where}")
         for c in result.candidates[1:]:
             print(f"  candidate: box {list(c.bbox)} center {list(c.center)} confidence {c.confidence:.3f}")
     else:

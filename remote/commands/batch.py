@@ -19,6 +19,7 @@ from remote.commands._device import check_sim_only, phone_locks
 from remote.commands._signals import terminate_as_interrupt
 from remote.config import Settings
 from remote.core.device.adb_controller import ADBController
+from remote.core.record.report_words import answer_text
 from remote.core.records import LocateStrategy, StepResult, StepStatus, TaskPlan, TaskResult
 from remote.errors import BadInput, DeviceNotFound
 from remote.fleet.files import expand, load_batch
@@ -148,15 +149,20 @@ def print_table(results: list[JobResult], out: TextIO | None = None) -> None:
     """task, phone, status, reason (why it failed, one line), time, model calls, record: one row per job; a
     reason too long for its column follows the table whole."""
     out = out if out is not None else sys.stdout
+    answers = any(r.answer is not None for r in results)   # a question task's answer gets a column
     rows = [(str(r.job.index + 1), r.job.task, r.phone or "-",
              r.status.upper() + (f" (retried: {r.retried_from()} dropped)" if r.earlier else ""),
-             one_line(r.error) or "-", f"{r.seconds:.1f}s", str(r.model_calls), r.record or "-")
+             one_line(r.error) or "-", f"{r.seconds:.1f}s", str(r.model_calls),
+             *([one_line(answer_text(r.answer)) if r.answer is not None else "-"] if answers else []),
+             r.record or "-")
             for r in results]
-    head = ("#", "task", "phone", "status", "reason", "time", "model calls", "record")
-    widths = [min(40, max(_width(row[i]) for row in [head, *rows])) for i in range(7)]
+    head = ("#", "task", "phone", "status", "reason", "time", "model calls", *(["answer"] if answers else []),
+            "record")
+    last = len(head) - 1
+    widths = [min(40, max(_width(row[i]) for row in [head, *rows])) for i in range(last)]
     print("", file=out)
     for row in [head, *rows]:
-        print("  ".join(_cut(row[i], widths[i]) for i in range(7)) + "  " + row[7], file=out)
+        print("  ".join(_cut(row[i], widths[i]) for i in range(last)) + "  " + row[last], file=out)
     cut = [(row[0], row[4]) for row in rows if _width(row[4]) > widths[4]]
     if cut:   # a reason the column cut short is given whole below the table
         print("", file=out)

@@ -206,8 +206,11 @@ def _list(args: argparse.Namespace, registry: ModuleRegistry) -> int:
         print(f"\n{m['name']} ({m['display_name']}, {m['package'] or 'no package'})" + (" [default]" if m["default"] else ""))
         for t in m["templates"]:
             print(f"  {t['name']:20} " + " | ".join(t["patterns"]))
+    if registry.problems:    # as `modules check` prints them: an error plain, a warning with "warning:"
+        wrong = sum(not p.warning for p in registry.problems)
+        print(f"\n{wrong} problem(s), {len(registry.problems) - wrong} warning(s) (`remote modules check`):")
     for problem in registry.problems:
-        print(f"\nproblem: {problem}")
+        print(problem)
     if registry.broken:
         print(f"\nnot loadable: {', '.join(sorted(registry.broken))} (see `remote modules check`)")
     return 0

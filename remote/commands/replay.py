@@ -9,7 +9,12 @@ from dataclasses import asdict
 
 from remote.commands._modules import registry as module_registry
 from remote.core.record.report import load_record
+from remote.core.records import StepOutcome
 from remote.runner.replay import replay_run
+
+# What a verify decision's "unknown" means, said once under the list (issue 34: it was printed bare).
+UNKNOWN_MEANS = ("verify unknown: the screen changed after the step, and no expected text said what it should show, "
+                 "so nothing free could judge it further (a model could); the step counted as done")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,5 +32,7 @@ def run(args: argparse.Namespace) -> int:
             mark = "CHANGED" if d.changed else "same   "
             print(f"{mark} step {d.step:>2} {d.kind:<6} recorded: {d.recorded}  replayed: {d.replayed}"
                   + (f"  ({d.note})" if d.note else ""))
+        if any(d.kind == "verify" and StepOutcome.UNKNOWN in (d.recorded, d.replayed) for d in decisions):
+            print(UNKNOWN_MEANS)
         print(f"{len(decisions)} decisions, {len(changed)} changed")
     return 1 if changed else 0

@@ -16,6 +16,7 @@ from remote.commands._signals import terminate_as_interrupt
 from remote.config import LLMConfig
 from remote.core.device import fast_tree
 from remote.core.record.report import learning_words
+from remote.core.record.report_words import answer_text
 from remote.core.records import (
     LocateStrategy,
     StepPlan,
@@ -134,11 +135,6 @@ def summary(result: TaskResult, dry_run: bool = False) -> dict[str, Any]:
             "record_error": result.record_error or None, "exit_code": int(result.exit_code)}
 
 
-def answer_text(answer: Any) -> str:
-    """A question task's answer for people: a text as it is, anything else as JSON (true, 37, ["a", "b"])."""
-    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-
-
 def print_summary(result: TaskResult, dry_run: bool) -> None:
     info = summary(result, dry_run)
     calls = f"{info['model_calls']} model calls ({info['tokens']} tokens)" if info["model_calls"] else "0 model calls"
@@ -161,7 +157,8 @@ def print_summary(result: TaskResult, dry_run: bool) -> None:
     print(f"  module {info['module'] or '-'}, {counts}, {calls}, {info['seconds']:.1f} s")
     if result.final_check is not None:
         verdict = {True: "passed", False: "FAILED", None: "undecided"}[result.final_check.passed]
-        print(f"  final check {verdict}: {result.final_check.summary}")
+        print(f"  no final check: {result.final_check.summary}" if result.status is TaskStatus.UNCHECKED
+              else f"  final check {verdict}: {result.final_check.summary}")
     if result.error_message:
         print(f"  why: {result.error_message}")
     learned = learning_words(result.learning)

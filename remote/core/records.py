@@ -1,6 +1,6 @@
 """Data records that cross layers: plans, locate results, verdicts, step and task results.
 
-Field names follow the design card (``../shared/seeds/003_*``); fields are added,
+Field names are the run record's format (``run.json``, docs/architecture.md); fields are added,
 never renamed. Enums are ``str`` enums so that ``json.dumps`` of ``to_dict()``
 stays readable. Images (PIL) never go into ``to_dict()``: the recorder stores them
 as files.
@@ -76,6 +76,7 @@ class TaskStatus(enum.StrEnum):
     ABORTED = "aborted"
     BUDGET_EXCEEDED = "budget_exceeded"
     PLANNED = "planned"          # --dry-run: the plan is valid and nothing was done on the phone
+    UNCHECKED = "unchecked"      # every step ran and was verified, but the template declares no final check (exit 1)
 
 
 class StepStatus(enum.StrEnum):

@@ -34,8 +34,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import ray
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from remote.fleet import ray_missing
+
+try:   # the `fleet` extra: a clear error, not a traceback, where it is missing
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+except ModuleNotFoundError as exc:
+    raise ray_missing(exc) from exc
 
 from remote.errors import BadInput, ConfigError, DeviceError
 from remote.fleet import ray_auth

@@ -22,8 +22,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import ray
-from ray.exceptions import RayError, RayTaskError
+from remote.fleet import ray_missing
+
+try:   # the `fleet` extra: a clear error, not a traceback, where it is missing
+    import ray
+    from ray.exceptions import RayError, RayTaskError
+except ModuleNotFoundError as exc:
+    raise ray_missing(exc) from exc
 
 from remote.errors import ExitCode
 from remote.fleet.execute import run_job

@@ -1,6 +1,6 @@
 """Looking at the phone: a frame, and the UI tree of that screen state, dumped once per state.
 
-A real ``uiautomator dump`` costs 1-3 s (ADB_NOTES §7); a screenshot a fraction of
+A real ``uiautomator dump`` costs 1-3 s (docs/adb.md#uiautomator-dump); a screenshot a fraction of
 that. So a tree is reused while the screen shows the same state:
 
 1. the frame matches the last frame that came with a tree (`Screen.same_state`: a step

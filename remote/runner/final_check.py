@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from remote.core.device.audio import Volume
 from remote.core.locate import ocr
 from remote.core.locate.screen import Screen
 from remote.core.locate.tree_facts import switch_state
 from remote.core.locate.ui_tree import UINode, UITree, loosely_equal, normalize_text
 from remote.core.plan.checks import FailureScreen, PageCheck, SuccessCheck, ToggleCheck, is_target_ref
-from remote.core.records import CheckItem, FinalCheckResult
+from remote.core.plan.flow import Assert
+from remote.core.records import CheckItem, FinalCheckResult, StepResult, StepStatus, TaskPlan
 from remote.runner.tools import StepTools
 
 logger = logging.getLogger(__name__)
@@ -30,9 +33,34 @@ def _describe(node_text: str, bounds: tuple[int, int, int, int]) -> str:
     return f"{node_text[:60]!r} at {list(bounds)}"
 
 
+@dataclass(frozen=True)
+class Start:
+    """The phone as the task began, for the clauses that compare with it (``volume``, ``changed``)."""
+
+    volume: Volume | None = None
+    window: str = ""                         # package/activity in front
+    texts: frozenset[str] = frozenset()      # the texts of its UI tree
+
+
+def _texts(screen: Screen) -> frozenset[str]:
+    tree = screen.tree()
+    return frozenset(n.label for n in tree.nodes if n.label and tree.on_screen(n)) if tree is not None else frozenset()
+
+
 class FinalChecker:
     def __init__(self, tools: StepTools) -> None:
         self.tools = tools
+        self.start: Start | None = None
+
+    def begin(self, wanted: SuccessCheck) -> None:
+        """Read what ``wanted``'s comparing clauses need from the phone before the first step (nothing otherwise)."""
+        if not wanted.needs_start:
+            return
+        device = self.tools.device
+        front = device.current_app() if wanted.changed else {}
+        self.start = Start(volume=device.volume() if wanted.volume else None,
+                           window="/".join(filter(None, (front.get("package"), front.get("activity")))),
+                           texts=_texts(self.tools.capture.screen(tree=True)) if wanted.changed else frozenset())
 
     # ------------------------------------------------------------------ success
     def check(self, wanted: SuccessCheck, screen: Screen, criteria: str = "") -> FinalCheckResult:
@@ -54,6 +82,8 @@ class FinalChecker:
         items += [self._absent(t, screen) for t in wanted.absent]
         items += [self._toggle(t, screen) for t in wanted.toggle]
         items += [self._page(wanted.page, screen)] if wanted.page else []
+        items += [self._volume(wanted.volume)] if wanted.volume else []
+        items += [self._changed(screen)] if wanted.changed else []
         return items
 
     def _app(self, expected: str) -> CheckItem:
@@ -137,6 +167,31 @@ class FinalChecker:
                       and y1 <= n.bounds[1] and n.bounds[2] <= x2 and n.bounds[3] <= y2), "")
         return CheckItem(what, host_shown(shown, page.url), f"the address bar reads {shown[:80]!r}", "tree")
 
+    def _volume(self, way: str) -> CheckItem:
+        what, before = f"the media volume went {way}", self.start.volume if self.start else None
+        now = self.tools.device.volume()
+        if now is None or before is None:
+            return CheckItem(what, None, "the phone does not say its volume (dumpsys audio)", "device")
+        end = now.maximum if way == "up" else 0
+        moved = now.level > before.level if way == "up" else now.level < before.level
+        return CheckItem(what, moved or now.level == end, f"{before} -> {now}" + (" (its end)" if not moved
+                                                                                 and now.level == end else ""),
+                         "device")
+
+    def _changed(self, screen: Screen) -> CheckItem:
+        what = "the screen is not the one the task began on"
+        if self.start is None:
+            return CheckItem(what, None, "the screen the task began on was not read", "device")
+        front = self.tools.device.current_app()
+        window = "/".join(filter(None, (front.get("package"), front.get("activity"))))
+        if window != self.start.window:
+            return CheckItem(what, True, f"{self.start.window or 'nothing'} -> {window or 'nothing'}", "device")
+        if screen.tree() is None:
+            return CheckItem(what, None, f"still {window}, and no UI tree to compare", "device")
+        texts = _texts(screen)
+        return CheckItem(what, texts != self.start.texts, f"still {window}, " + (
+            "other texts on the screen" if texts != self.start.texts else "the same texts on the screen"), "tree")
+
     def _by_model(self, expected: str, screen: Screen) -> CheckItem:
         verdict = self.tools.checks.verify_with_description(screen.pil, expected, hierarchy=screen.tree())
         decided = verdict.method == "model" or verdict.verified
@@ -155,6 +210,22 @@ class FinalChecker:
                 if loc.success:
                     return failure
         return None
+
+
+def without_check(plan: TaskPlan, done: list[StepResult]) -> tuple[bool, str]:
+    """A template that declares no ``success_check``: is the task checked all the same, and what to say.
+
+    Checked when its last step is an ``assert_visible`` / ``assert_not_visible`` that held (it looked at the
+    finished screen) or it answers a question (``answer:``: the run fails when the answer cannot be read);
+    otherwise the run ends ``unchecked`` (exit 1), never SUCCESS: its steps ran, nothing showed the task is done.
+    """
+    last = done[-1] if done else None
+    if last is not None and isinstance(last.step.args, Assert) and last.status is StepStatus.SUCCESS:
+        return True, f"the template's last step checked the finished screen ({last.step.label})"
+    if plan.answer:
+        return True, "a question task: its answer is read off the finished screen"
+    return False, ("the template declares no final check: every step ran and was verified, but nothing checked "
+                   "that the task reached its goal (add a success_check: docs/modules.md)")
 
 
 def _containing(tree: UITree | None, text: str) -> UINode | None:

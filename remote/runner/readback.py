@@ -1,7 +1,7 @@
 """What a text field holds: from a UI tree at hand, else (the dump failed) read by OCR in the field's box.
 
 Typing verifies by reading the field back (ADBKeyboard's broadcast says nothing of
-delivery, ADB_NOTES §5). The field's text before typing is often already known from
+delivery, docs/adb.md#adbkeyboard). The field's text before typing is often already known from
 the tree the step located the field in; after typing the phone is dumped. When that
 dump fails (R4), the field is read on the screenshot instead, inside its box.
 """

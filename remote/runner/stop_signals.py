@@ -54,14 +54,20 @@ class StopSignals:
                 raise KeyboardInterrupt
             self.received = self.received or signum
             self.clock.halt(self.reason)
-            logger.warning("%s: stopping", "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
+            logger.warning("%s: stopping the step in progress", self._name())
             self._timer = threading.Timer(FORCE_STOP_S, force)
             self._timer.daemon = True
             self._timer.start()
 
         self._previous = {sig: signal.signal(sig, handler) for sig in SIGNALS}
 
+    def _name(self) -> str:
+        return "SIGTERM" if self.received == signal.SIGTERM else "Ctrl-C"
+
     def hold(self) -> None:
+        if self.received and not self._holding:   # what the seconds after a stop are spent on, said as they start
+            logger.warning("%s: stopped; writing the run's record (its screens and report.html), then exiting with "
+                           "status 130", self._name())
         self._holding = True
         if self._timer is not None:
             self._timer.cancel()

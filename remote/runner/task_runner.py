@@ -48,7 +48,7 @@ from remote.runner import readback
 from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.capture import wake
 from remote.runner.clock import Clock, Interrupted, stopped_by
-from remote.runner.final_check import FinalChecker
+from remote.runner.final_check import FinalChecker, without_check
 from remote.runner.flow import Flow, Hooks
 from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
@@ -224,7 +224,7 @@ class TaskRunner:
         for name, problems in self.registry.broken.items():
             self.listener.on_note(f"module {name} skipped: {problems[0]}")
         for problem in self.registry.load_warnings:
-            self.listener.on_note(str(problem))
+            self.listener.on_note(problem.said())   # the listener says "warning:" (once)
         learned = None if self.options.dry_run or given else self.learner.match(task, self.registry, module)
         if learned is None or (self.options.module and learned[0].name != self.options.module):
             return module, score, None
@@ -252,6 +252,7 @@ class TaskRunner:
                    self._flow(plan, module, steps, checker, result, recorder))
         loop = _Loop(deque(Queued(s, s.step if plan.source == "learned" else None) for s in plan.steps),
                      plan.success_check, plan.success_criteria)
+        checker.begin(plan.success_check)   # a clause that compares with the phone as the task began (volume, changed)
         result.steps_planned = len(loop.queue)
         while loop.queue:
             queued, sr = self._next_step(run, loop)
@@ -377,8 +378,8 @@ class TaskRunner:
         if final.passed is True:
             self._end(result, TaskStatus.SUCCESS, None, "")
         elif final.passed is None and not check and not criteria and plan.source == "template":
-            final.summary = "the template declares no final check: every step ran and was verified"
-            self._end(result, TaskStatus.SUCCESS, None, "")
+            checked, final.summary = without_check(plan, result.step_results)
+            self._end(result, TaskStatus.SUCCESS if checked else TaskStatus.UNCHECKED, None, "")
         else:
             self._end(result, TaskStatus.FAILED, FailureReason.FINAL_CHECK, f"final check failed: {final.summary}")
 

@@ -321,7 +321,7 @@ def _state_text(phone: Phone) -> str:
 
 
 def _ready(conn: socket.socket, phone: Phone) -> bool:
-    """A phone not in the ``device`` state refuses transports with adb's own message (ADB_NOTES §10 R7)."""
+    """A phone not in the ``device`` state refuses transports with adb's own message (docs/adb.md#real-phones-behaviours-r1-r11, R7)."""
     state = phone.device_state()
     if state != "device":
         _fail(conn, roms.TRANSPORT_REFUSALS[state])

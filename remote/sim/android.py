@@ -1,7 +1,7 @@
 """Android's shell services, answering with the texts real devices print.
 
 ``input`` (tap/swipe/keyevent/text), ``am`` (start, broadcast for ADBKeyboard: `keyboard.receive`,
-force-stop), ``dumpsys`` (window, display, input_method, activity), ``ime`` (in `keyboard`),
+force-stop), ``dumpsys`` (window, display, input_method, activity, audio), ``ime`` (in `keyboard`),
 ``screencap``, ``uiautomator dump``, ``monkey -p``, ``pm list packages``.
 """
 
@@ -271,6 +271,10 @@ def dumpsys(ctx: Ctx, argv: list[str]) -> int:
                     f"    versionCode=1 minSdk=21 targetSdk=33\n    versionName={version}\n")
     elif service == "power":
         ctx.out(real_screen.power(phone))
+    elif service == "audio":   # AOSP AudioService.dumpStreamStates, the music stream (core/device/audio.py)
+        ctx.out(f"Stream volumes (device: index)\n- STREAM_MUSIC:\n   Muted: false\n   Min: 0\n   Max: 15\n"
+                f"   streamVolume:{phone.volume}\n   Current: 2 (speaker): {phone.volume}, 40000000 (default): "
+                f"{phone.volume}\n   Devices: speaker\n- STREAM_ALARM:\n   Muted: false\n   Min: 1\n   Max: 7\n")
     elif service in ("battery",):
         ctx.out("Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  level: 88\n")
     else:

@@ -47,6 +47,7 @@ class Phone(Protocol):
     settings: dict[str, bool]
     clipboard: str | None
     commands: list[str]
+    volume: int                    # the media volume, 0-15 (`dumpsys audio`)
     shell_connections: int
     gone: bool
     reboots: int
@@ -113,6 +114,7 @@ class BasePhone:
         self.android_release, self.sdk = str(scenario.android), str(scenario.sdk)
         self.device_list_reads = 0
         self.clipboard: str | None = None      # set through the clipper helper's broadcasts (remote.sim.clipboard)
+        self.volume = 7                         # the media volume, 0-15 (`dumpsys audio`; the volume keys move it)
         self.commands: list[str] = []
         self.shell_connections = 0
         self.gone = False

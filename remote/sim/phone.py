@@ -74,7 +74,6 @@ class SimPhone(BasePhone):
         self.settings["nfc"] = False
         self.browser_url: str | None = None
         self.browser_loaded_at = 0.0
-        self.volume = 7
 
     @property
     def density_dpi(self) -> int:
@@ -111,6 +110,7 @@ class SimPhone(BasePhone):
                 "commands": list(self.commands),
                 "launcher_page": self.launcher_page + 1,
                 "clipboard": self.clipboard,
+                "volume": self.volume,
                 "hardware": self.hw.snapshot(), "tree_server": self.tree_server.snapshot(),
             }
 

@@ -1,6 +1,6 @@
 """Real phones, as the simulated phone imitates them: timings, the link, dump failures, power, keyguard.
 
-The facts come from ADB_NOTES §10 (R4-R6, R8-R11) and the sources named there;
+The facts come from docs/adb.md#real-phones-behaviours-r1-r11 (R4-R6, R8-R11) and the sources named there;
 docs/testing.md ("Real-phone behaviours") lists each key with its source and
 says where a value is an assumption. The keys (all optional)::
 

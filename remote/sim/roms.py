@@ -1,6 +1,6 @@
 """What real phones of each ROM say that the simulated phone repeats: identity, refusals, ADBKeyboard builds.
 
-Every text here is a real phone's, from the sources in ADB_NOTES §10 (R1, R2, R3, R7):
+Every text here is a real phone's, from the sources in docs/adb.md#real-phones-behaviours-r1-r11 (R1, R2, R3, R7):
 
 * ``input`` refused (INJECT_EVENTS): MIUI/HyperOS without 「USB调试（安全设置）」, vivo without
   「USB模拟点击」. Android 11+ runs ``input`` as ``cmd input``, whose shell command prints
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from remote.errors import ConfigError
 
-# ROM -> the properties that identify it (ADB_NOTES §10's detection list), and its Settings/launcher layout.
+# ROM -> the properties that identify it (docs/adb.md: the ROM detection list), and its Settings/launcher layout.
 IDENTITIES: dict[str, dict[str, str]] = {
     "aosp": {},
     "miui": {"ro.product.manufacturer": "Xiaomi", "ro.product.brand": "Redmi", "ro.product.model": "22101317C",

@@ -3,7 +3,7 @@
 ``notes_recording(tmp_path)`` writes a recording of an imaginary notes app with every quirk the real
 ones have (a launcher marked <FIRST>, a dialog window, an invisible and an off-screen view, an outcome
 recorded three ways, an outcome without a saved screen, a state captured twice, a PNG saved as .jpg,
-a BACK known only from the graph). `TRACES` is ``../shared/data/traces``; `need_traces()` skips a test
+a BACK known only from the graph). `TRACES` is the data folder's ``traces`` (`tests.support.data`); `need_traces()` skips a test
 with a message where it is absent.
 """
 
@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-TRACES = Path(__file__).resolve().parents[3] / "shared" / "data" / "traces"
+from tests.support.data import data_path, looked
+
+TRACES = data_path("traces")
 APP = "com.example.notes"
 LAUNCHER = "com.android.launcher3"
 # state name -> (tag, activity, colour of its screenshot)
@@ -37,7 +39,7 @@ def state_str(name: str) -> str:
 
 def need_traces() -> Path:
     if not TRACES.is_dir():
-        pytest.skip(f"DroidBot recordings not found at {TRACES} (../shared/data/traces)")
+        pytest.skip(f"DroidBot recordings not found at {looked('traces')}")
     return TRACES
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from PIL import Image
 
 from remote.core.device import refusals, screen_state, transport
+from remote.core.device.audio import Volume, music_volume
 from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
 from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
 from remote.core.device.fast_tree import FastTree, TreeMode, default_mode
@@ -362,6 +363,10 @@ class ADBController:
         """The installed ``versionName`` of ``package`` (``dumpsys package``: ``    versionName=8.0.47``), or None."""
         m = re.search(r"^\s*versionName=(\S+)", self.shell(["dumpsys", "package", package]), re.MULTILINE)
         return m.group(1) if m else None
+
+    def volume(self) -> Volume | None:
+        """The media volume now (``dumpsys audio``, `remote.core.device.audio`), None when the phone does not say."""
+        return music_volume(self.shell(["dumpsys", "audio"]))
 
     def current_app(self) -> dict[str, str]:
         """``{"package": …, "activity": …}`` in front on the default display (empty strings if none).

@@ -1,6 +1,6 @@
 """Which ADBKeyboard a phone has, whether it can work on that Android, and the keyboards it has on.
 
-Facts, read in senzhk/ADBKeyBoard's history (ADB_NOTES §10 R3):
+Facts, read in senzhk/ADBKeyBoard's history (docs/adb.md#real-phones-behaviours-r1-r11, R3):
 
 * every build since 2020 says ``versionCode=2``, ``versionName=2.0``; the version fields cannot
   tell builds apart. What differs is ``minSdk``: the APK at the repository root (2023-11, marked

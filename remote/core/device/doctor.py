@@ -10,7 +10,7 @@ use only commands that change nothing on the phone:
   exactly when taps are. A tap would need a point that hits nothing, and a tap outside every window
   still counts as a touch outside a popup, which dismisses some; a key with no meaning does not.
 * keyboard switching: ``ime list -s``. Where switching is refused every ``ime`` subcommand is
-  (ADB_NOTES §10 R2), and listing changes nothing.
+  (docs/adb.md#real-phones-behaviours-r1-r11, R2), and listing changes nothing.
 
 The screen's checks (UI dump health and time, displays, rotation, lock and screen, screenshot time and
 link speed) are `remote.core.device.screen_checks`'s, one line each. Adding a check is adding one

@@ -1,6 +1,6 @@
 """``uiautomator dump`` as real phones answer it: bounded retries on its known errors, timed, counted.
 
-Facts (ADB_NOTES §7, §10 R4): every dump starts an app_process and a UiAutomation
+Facts (docs/adb.md#uiautomator-dump, R4): every dump starts an app_process and a UiAutomation
 connection and waits for one second without accessibility events (at most ten);
 it fails with ``ERROR: could not get idle state.`` (a screen that never settles;
 the process still exits 0), ``ERROR: null root node returned by

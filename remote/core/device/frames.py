@@ -30,7 +30,7 @@ from remote.errors import DeviceCommandError
 
 logger = logging.getLogger(__name__)
 PROBE_BYTES = 1 << 20          # the part of a raw frame read to time the link
-PNG_TYPICAL_S = 0.45           # `screencap -p` of a 1080x2400 screen (ADB_NOTES §4.3: midscene PR #1842)
+PNG_TYPICAL_S = 0.45           # `screencap -p` of a 1080x2400 screen (docs/adb.md#screenshots-what-they-cost: midscene PR #1842)
 
 
 class Link(Protocol):

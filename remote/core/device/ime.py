@@ -1,6 +1,6 @@
 """ADBKeyboard: the IME that types any text (Chinese, emoji) through a Base64 broadcast.
 
-Facts (ADB_NOTES §5): the broadcast receiver exists only while ADBKeyboard is the
+Facts (docs/adb.md#adbkeyboard): the broadcast receiver exists only while ADBKeyboard is the
 current IME, text goes to the focused field, and ``Broadcast completed: result=0``
 is printed whether or not anything was typed, so delivery is checked by reading
 the field back. We switch to ADBKeyboard only when text is typed, remember the

@@ -1,7 +1,7 @@
 """Opening an app as its launcher icon does, without starting a Java program on the phone when it can.
 
 ``monkey -p PKG -c android.intent.category.LAUNCHER 1`` (adbutils' ``app_start``, Open-AutoGLM) starts
-an app_process each time: 0.2-1 s on real phones (ADB_NOTES §10 R11). Current Androids resolve the
+an app_process each time: 0.2-1 s on real phones (docs/adb.md#real-phones-behaviours-r1-r11, R11). Current Androids resolve the
 launcher activity natively: ``cmd package resolve-activity --brief -a android.intent.action.MAIN -c
 android.intent.category.LAUNCHER PKG`` prints the component on its last line (``No activity found``
 otherwise), and ``am start -n COMPONENT`` (a script around ``cmd activity``) starts it with the flags a

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from PIL import Image
 
+from remote.core.device.audio import Volume
 from remote.core.device.dump import DumpRecord, DumpStats
 from remote.core.device.frames import LinkReport
 
@@ -46,6 +47,7 @@ class Device(ScreenSource, Protocol):
     def current_app(self) -> dict[str, str]: ...
     def installed_packages(self) -> set[str]: ...
     def app_version(self, package: str) -> str | None: ...
+    def volume(self) -> Volume | None: ...
 
 
 @runtime_checkable

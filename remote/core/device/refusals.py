@@ -1,7 +1,7 @@
 """Reading a refusal in what ``input``, ``ime``, ``am``, ``monkey``, ``pm`` and ``settings`` print.
 
-A refused command still exits and prints; adb gives no status worth reading (ADB_NOTES §1.1), so
-the text is the verdict. The texts real phones print (ADB_NOTES §10 R1, R2)::
+A refused command still exits and prints; adb gives no status worth reading (docs/adb.md#the-shell-answers-with-text-not-a-status), so
+the text is the verdict. The texts real phones print (docs/adb.md#real-phones-behaviours-r1-r11, R1, R2)::
 
     Exception occurred while executing 'tap':
     java.lang.SecurityException: Injecting input events requires the caller (or the source of the

@@ -1,6 +1,6 @@
 """Which ROM a phone runs, read from ``getprop``, and the switch each ROM hides behind a refusal.
 
-Facts (ADB_NOTES §10 and its sources): MIUI/HyperOS without 「USB调试（安全设置）」 and vivo
+Facts (docs/adb.md#real-phones-behaviours-r1-r11 and its sources): MIUI/HyperOS without 「USB调试（安全设置）」 and vivo
 without 「USB模拟点击」 refuse injected input (INJECT_EVENTS); MIUI without that switch and
 ColorOS with permission monitoring on refuse ``ime`` (WRITE_SECURE_SETTINGS). No source names a
 switch for EMUI or One UI, so their steps say that plainly instead of inventing one.

@@ -1,4 +1,4 @@
-"""Displays, rotation, focus, power and the keyguard: what a real phone's ``dumpsys`` says (ADB_NOTES §10).
+"""Displays, rotation, focus, power and the keyguard: what a real phone's ``dumpsys`` says (docs/adb.md#real-phones-behaviours-r1-r11).
 
 Pure parsers of the phone's answers, then `ScreenState`, which asks the phone
 (through any ``shell``) and wakes or unlocks it:

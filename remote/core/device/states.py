@@ -1,4 +1,4 @@
-"""What a phone's state on the adb server's list means, and what to do about it (ADB_NOTES §10 R7).
+"""What a phone's state on the adb server's list means, and what to do about it (docs/adb.md#real-phones-behaviours-r1-r11, R7).
 
 ``host:devices`` lists every phone the server sees, ready or not::
 

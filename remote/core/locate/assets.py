@@ -1,6 +1,6 @@
 """Reference images: app-module images first, then the shared ``remote/assets/`` folder.
 
-Layout of the shared folder (``index.json`` as in ../shared/seeds/003_*)::
+Layout of the shared folder (docs/modules.md, "3. Reference images")::
 
     remote/assets/
       icons/ ui/ states/ custom/      PNG files, subfolders allowed (ui/actions/search_icon.png)

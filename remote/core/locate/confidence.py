@@ -6,7 +6,7 @@ recognizer's score; vision: the model's own number). ``calibrate(tier, raw)``
 maps it through a per-tier monotone table so that ``confidence`` approximates
 the probability that the box is the right one (precision).
 
-How the tables were fitted (``bench/locate_bench.py --calibration``, ../shared/data/real-dev,
+How the tables were fitted (``bench/locate_bench.py --calibration``, the data folder's real-dev,
 40 screenshots, every condition including both negative sets; see docs/locator.md):
 for each tier, the best box of every locate is judged right or wrong; raw scores are
 binned by 0.05; adjacent bins are pooled until precision rises with the score (pool

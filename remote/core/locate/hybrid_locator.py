@@ -1,6 +1,6 @@
 """HybridLocator: find a ``target_ref`` on the screen, free tiers first, the vision model last.
 
-Tier order per target_ref form (../shared/DESIGN.md):
+Tier order per target_ref form (docs/locator.md, "target_ref forms and tier order"):
 
     NAME / alias     template -> multiscale -> orb -> vision (with the reference image)
     text:张三         tree (text, then content-desc; exact, then contains) -> ocr -> vision

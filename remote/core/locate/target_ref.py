@@ -3,7 +3,7 @@
     text:张三 -> ("text", "张三")      id:pkg:id/x -> ("id", "pkg:id/x")     wechat -> ("ref", "wechat")
     editable: -> ("editable", "")     role:Button:发送 -> ("role", "Button:发送")
 
-See the table in DESIGN.md and docs/modules.md; the tier names are HybridLocator's.
+See the table in docs/locator.md and docs/modules.md; the tier names are HybridLocator's.
 ``editable:`` and ``role:`` name a target the way a person sees it (a text field; a
 button called 发送), so they survive the id renames of app updates (``tree_roles``).
 """

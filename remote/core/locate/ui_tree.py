@@ -1,6 +1,6 @@
 """``uiautomator dump`` XML -> nodes, and finders over them (a pure module: no I/O).
 
-A dump looks like (one line on a phone, see ../shared/ADB_NOTES.md §7)::
+A dump looks like (one line on a phone, see docs/adb.md#uiautomator-dump)::
 
     <?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0">
     <node index="0" text="张三" resource-id="com.tencent.mm:id/name" class="android.widget.TextView"

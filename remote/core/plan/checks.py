@@ -12,6 +12,10 @@ and the task is SUCCESS only when it holds::
       toggle: {target: "text:WLAN", state: "on"}   # a switch's state; a list for several
       page: {url: "https://example.com", bar: "id:com.android.chrome:id/url_bar"}
                                        # a browser shows this URL's page: its address bar shows the host
+      volume: up                       # the media volume is above the level the task began at (or at its
+                                       # maximum); down: below it (or at 0). Read from the phone, not the screen
+      changed: true                    # the screen in front is not the one the task began on (another
+                                       # window, or other texts in the UI tree): what "back" can promise
 
 ``checked: "text:WLAN"`` is short for ``toggle: {target: "text:WLAN", state: on}``.
 Unknown keys are errors (a misspelled ``txt:`` must not silently turn the check off).
@@ -24,7 +28,8 @@ from typing import Any
 
 from remote.core.plan.actions import ArgsError
 
-KEYS = ("app", "text", "target", "absent", "toggle", "checked", "page")
+KEYS = ("app", "text", "target", "absent", "toggle", "checked", "page", "volume", "changed")
+VOLUME_WAYS = ("up", "down")
 TARGET_PREFIXES = ("text:", "desc:", "id:", "editable:", "role:", "dynamic:", "xy:", "fixed:")
 
 
@@ -63,9 +68,17 @@ class SuccessCheck:
     absent: tuple[str, ...] = ()
     toggle: tuple[ToggleCheck, ...] = ()
     page: PageCheck | None = None
+    volume: str | None = None        # "up" | "down": compared with the level when the task began
+    changed: bool = False            # the screen is not the one the task began on
 
     def __bool__(self) -> bool:
-        return bool(self.app or self.text or self.target or self.absent or self.toggle or self.page)
+        return bool(self.app or self.text or self.target or self.absent or self.toggle or self.page or self.volume
+                    or self.changed)
+
+    @property
+    def needs_start(self) -> bool:
+        """Does a clause compare with the phone as the task began (`FinalChecker.begin` reads it then)?"""
+        return bool(self.volume or self.changed)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -80,6 +93,10 @@ class SuccessCheck:
             out["toggle"] = items[0] if len(items) == 1 else items
         if self.page:
             out["page"] = {"url": self.page.url, "bar": self.page.bar}
+        if self.volume:
+            out["volume"] = self.volume
+        if self.changed:
+            out["changed"] = True
         return out
 
     def describe(self) -> str:
@@ -90,6 +107,8 @@ class SuccessCheck:
         parts += [f"{t} not on the screen" for t in self.absent]
         parts += [f"{t.target} switched {'on' if t.on else 'off'}" for t in self.toggle]
         parts += [f"the address bar shows {self.page.url}"] if self.page else []
+        parts += [f"the media volume went {self.volume}"] if self.volume else []
+        parts += ["the screen is not the one the task began on"] if self.changed else []
         return "; ".join(parts) or "(nothing to check)"
 
 
@@ -148,11 +167,18 @@ def parse_success_check(data: Any) -> SuccessCheck:
     toggles = _toggles(data["toggle"], problems) if "toggle" in data else ()
     if "checked" in data:
         toggles += tuple(ToggleCheck(t, True) for t in _strings(data["checked"], "checked", problems))
+    volume = data.get("volume")
+    if volume is not None and volume not in VOLUME_WAYS:
+        problems.append(f"success_check.volume must be up or down, not {volume!r}"[:120])
+    changed = data.get("changed", False)
+    if not isinstance(changed, bool):
+        problems.append(f"success_check.changed must be true or false, not {changed!r}"[:120])
     check = SuccessCheck(app=app.strip() if isinstance(app, str) and app.strip() else None,
                          text=_strings(data["text"], "text", problems) if "text" in data else (),
                          target=_strings(data["target"], "target", problems) if "target" in data else (),
                          absent=_strings(data["absent"], "absent", problems) if "absent" in data else (),
-                         toggle=toggles, page=_page(data["page"], problems) if "page" in data else None)
+                         toggle=toggles, page=_page(data["page"], problems) if "page" in data else None,
+                         volume=volume if volume in VOLUME_WAYS else None, changed=changed is True)
     if problems:
         raise ArgsError(problems)
     return check

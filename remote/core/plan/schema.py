@@ -1,6 +1,6 @@
 """A model's plan JSON -> a validated :class:`TaskPlan` (pure; no I/O, no model).
 
-The format is the design's (``../shared/seeds/003_*``)::
+The format (the planner's prompt asks for it, ``remote/ai/prompts/``)::
 
     {"analysis": {"current_screen": "...", "target_state": "...", "estimated_steps": 3},
      "steps": [{"step": 1, "action": "tap", "target_ref": "text:微信", "target_type": "text",

@@ -1,6 +1,6 @@
 """A plan and its steps, as they cross layers: what a template, a model or a replayed record asked for.
 
-Field names follow the design card (``../shared/seeds/003_*``); fields are added, never renamed. A step's
+Field names are the run record's and the templates' format; fields are added, never renamed. A step's
 ``params`` are kept as written (JSON-friendly) and parsed once into ``args`` (``actions.parse_args``).
 """
 

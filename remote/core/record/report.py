@@ -22,6 +22,7 @@ from remote.core.locate.ui_tree import UITreeError, parse_hierarchy
 from remote.core.record import report_font
 from remote.core.record.report_html import annotate, badge, esc, facts, figure, grid, legend, page, time_bar
 from remote.core.record.report_words import (
+    answer_text,
     check_words,
     d,
     item_result,
@@ -120,9 +121,7 @@ def _final_check(data: dict[str, Any]) -> str:
 def _answer(data: dict[str, Any]) -> str:
     if data.get("answer") is None:
         return ""
-    value = data["answer"]
-    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return f"<h2>Answer</h2><p class=answer><b>{esc(short(shown, 400))}</b></p>"
+    return f"<h2>Answer</h2><p class=answer><b>{esc(short(answer_text(data['answer']), 400))}</b></p>"
 
 
 def _summary(data: dict[str, Any]) -> str:

@@ -14,9 +14,6 @@ import io
 import logging
 from pathlib import Path
 
-from fontTools import subset
-from fontTools.ttLib import TTFont, TTLibError
-
 logger = logging.getLogger(__name__)
 
 FONT_FILE = Path(__file__).resolve().parents[2] / "assets" / "fonts" / "WenQuanYiMicroHeiSubset.ttf"
@@ -26,6 +23,9 @@ ASCII = {c for c in range(0x20, 0x7F)}
 
 def subset_woff(text: str, font_file: Path = FONT_FILE) -> bytes | None:
     """A WOFF holding the glyphs of ``text`` (plus printable ASCII) that the font has; None if it cannot be read."""
+    from fontTools import subset  # 0.5-1.5 s of imports: paid where a report is written, in
+    from fontTools.ttLib import TTFont, TTLibError  # warm()'s thread beside a run, not by every command
+
     codepoints = sorted(ASCII | {ord(c) for c in text if ord(c) > 0x7F and c.isprintable()})
     try:
         font = TTFont(font_file, lazy=True)

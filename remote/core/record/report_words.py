@@ -7,6 +7,7 @@ missing or odd field. Escaping is the HTML layer's job, not this one's.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from typing import Any
@@ -46,9 +47,15 @@ FAILURES = {
     "not_read": "a value could not be read off the screen",
 }
 STATUS_WORDS = {"success": "Succeeded", "failed": "Failed", "aborted": "Stopped", "budget_exceeded": "Out of budget",
-                "running": "Unfinished", "pending": "Unfinished", "planned": "Plan valid"}
+                "running": "Unfinished", "pending": "Unfinished", "planned": "Plan valid",
+                "unchecked": "Done, not checked"}
 UNFINISHED = ("the record was last written while the run was still going: the process was killed (kill -9, a "
               "crash, a power cut) or is still running; the steps below are those that had ended")
+
+
+def answer_text(answer: Any) -> str:
+    """A question task's answer for people: a text as it is, anything else as JSON (true, 37, ["a", "b"])."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
 
 def d(value: Any) -> dict[str, Any]:
@@ -93,6 +100,8 @@ def outcome(data: dict[str, Any]) -> tuple[str, str]:
         return head, UNFINISHED
     if status == "planned":
         return head, "nothing was done on the phone: " + (short(final.get("summary"), 300) or "the plan is valid")
+    if status == "unchecked":
+        return head, short(final.get("summary"), 300) or "the template declares no final check"
     if status == "success":
         if final.get("passed") is True:
             return head, f"the final check passed: {short(final.get('summary'), 300)}"

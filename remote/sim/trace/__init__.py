@@ -1,7 +1,7 @@
 """The trace phone: a DroidBot recording of a real app, replayed behind the simulated phone's ADB server.
 
     from remote.sim import serve
-    with serve(trace="../shared/data/traces/weibo_bfs_greedy") as server:   # starts on the launcher
+    with serve(trace="traces/weibo_bfs_greedy") as server:   # starts on the launcher
         ...                                   # adbutils / ADBController / `adb -P server.port` as usual
         server.phone.snapshot()["trace_state"]
 

@@ -1,6 +1,6 @@
 """`TracePhone`: a DroidBot recording of a real app, served behind the same ADB server as the simulated phone.
 
-    phone = TracePhone(trace="../shared/data/traces/weibo_bfs_greedy", trace_start="a7dec9")
+    phone = TracePhone(trace="traces/weibo_bfs_greedy", trace_start="a7dec9")
     with SimServer(phone) as server: ...                     # or remote.sim.serve(trace=..., trace_start=...)
     phone.snapshot()  # {"trace_state": "aa9393…", "visited": [...], "unrecorded_inputs": 0, ...}
 

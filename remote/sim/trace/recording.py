@@ -71,9 +71,8 @@ class Record:
 
 WHERE_RECORDINGS_COME_FROM = (
     "a trace is the output folder of DroidBot run on your own app (`droidbot -a app.apk -o DIR` with the phone "
-    "on adb; github.com/honeynet/droidbot), or one of the project's own recordings in ../shared/data/traces, "
-    "the data folder beside the project's folder where it exists (a fresh clone has none); docs/testing.md, "
-    "\"The trace phone\"")
+    "on adb; github.com/honeynet/droidbot), or a recording someone shared, such as those of Kqramazov/fdroid_utg "
+    "(a fresh clone has none); docs/testing.md, \"The trace phone\"")
 
 
 class Recording:
