@@ -91,22 +91,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         _terminal.error(f"error: {exc.message}" + (f"\n  what to do: {exc.hint}" if exc.hint else ""))
         return _terminal.error_json(args, exc.message, exc.hint, exc.exit_code, type(exc).__name__)
     except OSError as exc:  # files named on the command line, a runs folder that cannot be written
-        if isinstance(exc, BrokenPipeError) and _terminal.stdout_gone():
-            return _terminal.leave_closed_stdout()   # `remote modules | head -3`: nobody reads on, say nothing
-        if args.debug:
-            traceback.print_exc()
-        message = str(exc)
-        if isinstance(exc, FileExistsError | NotADirectoryError) and exc.filename:   # --runs-dir names a file
-            which = "it is" if isinstance(exc, FileExistsError) else "a folder above it is"
-            message = f"cannot use {exc.filename} as a folder: {which} a file"
-        _terminal.error(f"error: {message}")
-        return _terminal.error_json(args, message, "", ExitCode.ENVIRONMENT, type(exc).__name__)
+        return _os_error(args, exc)
     except Exception as exc:  # a bug of ours: say so plainly, the record (if any) is already written
         if args.debug:
             traceback.print_exc()
         _terminal.error(f"error: internal error ({type(exc).__name__}: {exc}); please report it with --debug")
         return _terminal.error_json(args, f"internal error ({type(exc).__name__}: {exc})", "",
                                     ExitCode.FAILED, type(exc).__name__)
+
+
+def _os_error(args: argparse.Namespace, exc: OSError) -> int:
+    """A file or folder the command could not use, said in words (nobody reading a closed pipe: nothing)."""
+    from remote.commands import _terminal
+
+    if isinstance(exc, BrokenPipeError) and _terminal.stdout_gone():
+        return _terminal.leave_closed_stdout()   # `remote modules | head -3`: nobody reads on, say nothing
+    if args.debug:
+        traceback.print_exc()
+    message = str(exc)
+    if isinstance(exc, FileExistsError | NotADirectoryError) and exc.filename:   # --runs-dir names a file
+        which = "it is" if isinstance(exc, FileExistsError) else "a folder above it is"
+        message = f"cannot use {exc.filename} as a folder: {which} a file"
+    _terminal.error(f"error: {message}")
+    return _terminal.error_json(args, message, "", ExitCode.ENVIRONMENT, type(exc).__name__)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -125,3 +125,18 @@ def test_steps_cannot_be_built_with_unusable_arguments(bad):
 def test_dry_run_step_status_is_an_enum_value_in_the_record(make_runner):
     result = make_runner(dry_run=True).run("给张三发微信消息说你好")
     assert {sr.status for sr in result.step_results} == {StepStatus.SUCCESS, StepStatus.NOT_CHECKED}
+
+
+def test_no_function_of_the_product_is_above_complexity_20():
+    """radon's rank D or worse (cyclomatic complexity above 20) nowhere in remote/: each job has its own named
+    piece (docs/architecture.md). The README's test command prints the same list (`radon cc -s -n D remote`)."""
+    from radon.complexity import cc_visit
+
+    worst = []
+    for path in sorted((ROOT / "remote").rglob("*.py")):
+        for block in cc_visit(path.read_text(encoding="utf-8")):
+            if block.complexity > 20:
+                worst.append(f"{path.relative_to(ROOT)}:{block.lineno} {block.name} ({block.complexity})")
+    assert worst == []
+    assert any(b.complexity > 20 for b in cc_visit("def f(x):\n" + "".join(
+        f"    if x == {i}:\n        return {i}\n" for i in range(21)))), "the measure itself must see a complex one"

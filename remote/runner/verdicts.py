@@ -184,32 +184,52 @@ class Judge:
 
     def verify(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,
                loc: LocateResult, acted: bool) -> VerifyResult:
-        args, checks = step.args, self.tools.checks
+        """The step's verdict on the screen after it, by the first judge that applies: typing's read-back, a
+        switch's state, the step's own ``verify_ref``, else the two screens compared (and, for a model's step
+        with words only, the model)."""
+        args = step.args
         if isinstance(args, InputText):
-            return VerifyResult(acted, 0.95 if acted else 0.2, matches_expected=acted, screen_changed=True,
-                                outcome=StepOutcome.SUCCEEDED if acted else StepOutcome.NO_CHANGE, method="readback",
-                                change_description="the field reads back the typed text" if acted
-                                else "the field does not show the typed text")
+            return _read_back(acted)
         if isinstance(args, Tap) and args.toggle is not None and loc.element is not None:
-            tree = after.tree()
-            state = switch_state(tree.nodes if tree is not None else (), loc.element.bbox)
-            ok = state is not None and state == args.toggle
-            return VerifyResult(ok, 0.95 if ok else 0.5, matches_expected=ok, screen_changed=True, method="tree",
-                                outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
-                                change_description=f"the switch is {'on' if state else 'off'}")
-        if step.verify_ref:
-            found = self.tools.locator.locate(step.verify_ref, after)
-            if found.success and found.element is not None:
-                return VerifyResult(True, found.element.confidence, matches_expected=True, screen_changed=True,
-                                    outcome=StepOutcome.SUCCEEDED, method=f"locate:{found.method_used}",
-                                    change_description=f"{step.verify_ref} is on the new screen")
-        stay = isinstance(args, Tap) and args.stay_in_app
+            return _switched(after, loc.element.bbox, args.toggle)
+        shown = self._shown(step.verify_ref, after) if step.verify_ref else None
+        return shown or self._compared(step, level, before, after)
+
+    def _shown(self, ref: str, after: Screen) -> VerifyResult | None:
+        found = self.tools.locator.locate(ref, after)
+        if not found.success or found.element is None:
+            return None
+        return VerifyResult(True, found.element.confidence, matches_expected=True, screen_changed=True,
+                            outcome=StepOutcome.SUCCEEDED, method=f"locate:{found.method_used}",
+                            change_description=f"{ref} is on the new screen")
+
+    def _compared(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen) -> VerifyResult:
+        checks = self.tools.checks
+        stay = isinstance(step.args, Tap) and step.args.stay_in_app
         verdict = checks.classify(before.pil, after.pil, hierarchy_before=before.tree() if before.tree_taken else None,
                                   hierarchy_after=after.tree() if level >= ExecutionLevel.LOCATE_AND_EXECUTE
                                   else None, expected=step.success_condition,
                                   expected_package=self.tools.module_package if stay else None)
-        if (level is ExecutionLevel.FULL_AI and step.success_condition and verdict.outcome is StepOutcome.UNKNOWN
-                and checks.has_model):
+        worded = level is ExecutionLevel.FULL_AI and bool(step.success_condition) and checks.has_model
+        if worded and verdict.outcome is StepOutcome.UNKNOWN and step.success_condition:
             return checks.verify_with_description(after.pil, step.success_condition, before.pil,
                                                   hierarchy=after.tree())
         return verdict
+
+
+def _read_back(acted: bool) -> VerifyResult:
+    """Typing is judged by its read-back (the field shows the text typed), not by a change of screen."""
+    return VerifyResult(acted, 0.95 if acted else 0.2, matches_expected=acted, screen_changed=True,
+                        outcome=StepOutcome.SUCCEEDED if acted else StepOutcome.NO_CHANGE, method="readback",
+                        change_description="the field reads back the typed text" if acted
+                        else "the field does not show the typed text")
+
+
+def _switched(after: Screen, bbox: tuple[int, int, int, int], wanted: bool) -> VerifyResult:
+    """A switch the step leaves on or off is judged by its state in the tree after the tap."""
+    tree = after.tree()
+    state = switch_state(tree.nodes if tree is not None else (), bbox)
+    ok = state is not None and state == wanted
+    return VerifyResult(ok, 0.95 if ok else 0.5, matches_expected=ok, screen_changed=True, method="tree",
+                        outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,
+                        change_description=f"the switch is {'on' if state else 'off'}")

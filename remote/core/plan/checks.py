@@ -151,6 +151,25 @@ def _page(value: Any, problems: list[str]) -> PageCheck | None:
     return None
 
 
+def _all_toggles(data: dict[str, Any], problems: list[str]) -> tuple[ToggleCheck, ...]:
+    """``toggle:`` entries and the ``checked:`` shorthand (targets that must be on)."""
+    toggles = _toggles(data["toggle"], problems) if "toggle" in data else ()
+    if "checked" in data:
+        toggles += tuple(ToggleCheck(t, True) for t in _strings(data["checked"], "checked", problems))
+    return toggles
+
+
+def _device_clauses(data: dict[str, Any], problems: list[str]) -> tuple[str | None, bool]:
+    """``volume: up|down`` and ``changed: true``: clauses read off the phone rather than the screen's words."""
+    volume = data.get("volume")
+    if volume is not None and volume not in VOLUME_WAYS:
+        problems.append(f"success_check.volume must be up or down, not {volume!r}"[:120])
+    changed = data.get("changed", False)
+    if not isinstance(changed, bool):
+        problems.append(f"success_check.changed must be true or false, not {changed!r}"[:120])
+    return (volume if volume in VOLUME_WAYS else None), changed is True
+
+
 def parse_success_check(data: Any) -> SuccessCheck:
     """A ``success_check`` mapping -> :class:`SuccessCheck`; :class:`ArgsError` on unknown keys or bad values."""
     if data is None or data == {}:
@@ -164,21 +183,14 @@ def parse_success_check(data: Any) -> SuccessCheck:
     app = data.get("app")
     if app is not None and (not isinstance(app, str) or not app.strip()):
         problems.append("success_check.app must be a package name")
-    toggles = _toggles(data["toggle"], problems) if "toggle" in data else ()
-    if "checked" in data:
-        toggles += tuple(ToggleCheck(t, True) for t in _strings(data["checked"], "checked", problems))
-    volume = data.get("volume")
-    if volume is not None and volume not in VOLUME_WAYS:
-        problems.append(f"success_check.volume must be up or down, not {volume!r}"[:120])
-    changed = data.get("changed", False)
-    if not isinstance(changed, bool):
-        problems.append(f"success_check.changed must be true or false, not {changed!r}"[:120])
+    volume, changed = _device_clauses(data, problems)
     check = SuccessCheck(app=app.strip() if isinstance(app, str) and app.strip() else None,
                          text=_strings(data["text"], "text", problems) if "text" in data else (),
                          target=_strings(data["target"], "target", problems) if "target" in data else (),
                          absent=_strings(data["absent"], "absent", problems) if "absent" in data else (),
-                         toggle=toggles, page=_page(data["page"], problems) if "page" in data else None,
-                         volume=volume if volume in VOLUME_WAYS else None, changed=changed is True)
+                         toggle=_all_toggles(data, problems),
+                         page=_page(data["page"], problems) if "page" in data else None,
+                         volume=volume, changed=changed)
     if problems:
         raise ArgsError(problems)
     return check
