@@ -46,7 +46,7 @@ Ctx: TypeAlias = Any
 # (uiautomator2's users report "<100 ms", codematrixer/hmdriver2#10: `RANGES` has both ends).
 _TREE = {"tree_server_start_ms": 800, "tree_server_read_ms": 40}
 # The uncertain costs, both ends (bench/e2e_bench.py --compare-trees runs each end): a warm read 5-100 ms (above);
-# a dump 1.0-3.0 s ("1-3 s" ADB_NOTES §7 sources; 0.9-3.2 s one-shot in mobilecli PR #334); `cmd_ms` 30-150 ms is
+# a dump 1.0-3.0 s ("1-3 s": docs/adb.md; 0.9-3.2 s one-shot in mobilecli PR #334); `cmd_ms` 30-150 ms is
 # an assumption at both ends (not measured: issue 35 reads it at 150 ms too).
 RANGES: dict[str, tuple[int, int]] = {"tree_server_read_ms": (5, 100), "uiautomator_delay_ms": (1000, 3000),
                                       "cmd_ms": (30, 150)}
