@@ -198,7 +198,7 @@ class StepRunner:
             before = screen or self.capture(tree=False)
         with timing(sr, "act"):
             self.actor.swipe(args)
-        after = self.judge.settled(step, level, sr)
+        after = self.judge.screen_after(step, level, sr)
         ok, why = self.tools.checks.quick_check(before.pil, after.pil, step.success_condition or "")
         sr.verify_result = VerifyResult(ok, 0.8 if ok else 0.6, screen_changed=ok, change_description=why,
                                         outcome=StepOutcome.SUCCEEDED if ok else StepOutcome.NO_CHANGE,

@@ -58,7 +58,7 @@ class Judge:
         self.tools = tools
         self.aimer = aimer
 
-    def settled(self, step: StepPlan, level: ExecutionLevel, sr: StepResult, *, tree: bool = True) -> Screen:
+    def screen_after(self, step: StepPlan, level: ExecutionLevel, sr: StepResult, *, tree: bool = True) -> Screen:
         """The screen after the step's action: its wait and the frame run beside the UI dump (``tree``)."""
         ms = wait_after_ms(step, level)
         started = time.perf_counter()
@@ -95,9 +95,9 @@ class Judge:
                                           change_description="the soft keyboard came up: a text field has the "
                                                              "focus for the next step's typing")
         if keyboard is None:
-            after = self.settled(step, level, sr)
+            after = self.screen_after(step, level, sr)
         else:
-            after = self.settled(step, level, sr, tree=False) if keyboard else \
+            after = self.screen_after(step, level, sr, tree=False) if keyboard else \
                 self.tools.capture.screen(tree=False)
             with timing(sr, "verify"):
                 verdict = self._focus_verdict(before, after)
@@ -106,7 +106,7 @@ class Judge:
             with timing(sr, "capture"):
                 after = self.tools.capture.with_tree(after)
         with timing(sr, "verify"):
-            return self.settle(step, level, before, after, loc, acted, sr)
+            return self.verdict_clearing_blockers(step, level, before, after, loc, acted, sr)
 
     def _tree_is_cheap(self) -> bool:
         device = self.tools.device
@@ -123,7 +123,7 @@ class Judge:
             verdict = focus_on_tree(before, after, loc, self._keyboard_up())
             if verdict is not None:
                 return after, verdict
-            return self.settle(step, level, before, after, loc, acted, sr)
+            return self.verdict_clearing_blockers(step, level, before, after, loc, acted, sr)
 
     def _ready_to_type(self, step: StepPlan, level: ExecutionLevel, sr: StepResult,
                        following: StepPlan | None) -> None:
@@ -154,8 +154,8 @@ class Judge:
                                                "(the keyboard is up) for the next step's typing")
 
     # ------------------------------------------------------------------ any step
-    def settle(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen, loc: LocateResult,
-               acted: bool, sr: StepResult) -> tuple[Screen, VerifyResult]:
+    def verdict_clearing_blockers(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,
+                                  loc: LocateResult, acted: bool, sr: StepResult) -> tuple[Screen, VerifyResult]:
         """Verify; something that came up over the result (a spinner, an ad) is settled, then judged again.
 
         A dialog that our own tap opened (none was there before it) is the step's result, not something in
