@@ -179,13 +179,14 @@ def test_a_text_not_on_the_screen_is_absent_after_one_reading(engine):
     assert screen.ocr_readings == ("first",)
 
 
-def test_a_near_miss_is_read_a_second_time(engine):
+def test_a_near_miss_is_looked_at_closer_in_its_row_only(engine):
     screen = Screen(_screen(LABELS))
     res = HybridLocator().locate_with_fallback("text:Settings Menu", ["ocr"], screen)
-    # "Settings" is drawn, "Settings Menu" is not: a near miss, read again, and still not tapped.
+    # "Settings" is drawn, "Settings Menu" is not: a near miss, its row read again, and still not tapped.
     assert ocr.match_text("Settings Menu", screen.text_boxes())[0].kind == "contains"
-    assert screen.ocr_readings == ("first", "second")
+    assert len(screen.ocr_readings) == 2 and screen.ocr_readings[1].startswith("regions ")
     assert not res.success and res.failure is LocateFailure.NOT_FOUND
+    assert "read nearby: 'Settings'" in res.error   # the miss says what was read there
 
 
 def test_a_small_caption_is_read_by_the_first_reading(engine):

@@ -60,6 +60,11 @@ BOX_THRESH = 0.3        # detector boxes scoring less are dropped (RapidOCR's de
 # work was padding short lines (counters, names); 96 reads as many lines right and costs 20 % less.
 REC_MIN_WIDTH = 96
 READINGS = ("first", "second")
+# A closer look (:func:`read_regions`): the rows around a near miss or an unsure hit, read again with the
+# crop enlarged so its lines are about this tall (at most 3x), detector and recognizer both.
+REGION_LINE_PX = 64
+REGION_MAX_SCALE = 3.0
+REGION_ROWS = 3   # hits whose rows are read again (the best first)
 
 _engine: Engine | None = None
 _engine_error: str | None = None
@@ -191,3 +196,54 @@ def _recognize(rapid: Any, bgr: np.ndarray, found: Any, back_scale: tuple[float,
     return boxes
 
 
+
+
+def regions_of(hits: list[TextHit], size: tuple[int, int]) -> tuple[tuple[int, int, int, int], ...]:
+    """The bands to read again for ``hits``: the row of each of the best :data:`REGION_ROWS` hits, across
+    the screen (its neighbours on the row: a split label, a separator), one line height above and below
+    (a line the first reading missed next to it, a label wrapped onto the next line). Overlapping
+    bands are one band."""
+    bands: list[list[int]] = []
+    for h in hits[:REGION_ROWS]:
+        y1, y2 = h.box.bbox[1], h.box.bbox[3]
+        line = max(8, y2 - y1)
+        band = [max(0, y1 - line), min(size[1], y2 + line)]
+        for b in bands:
+            if band[0] < b[1] and b[0] < band[1]:
+                b[0], b[1] = min(b[0], band[0]), max(b[1], band[1])
+                break
+        else:
+            bands.append(band)
+    return tuple((0, y1, size[0], y2) for y1, y2 in sorted(bands))
+
+
+def read_regions(screenshot: Any, regions: tuple[tuple[int, int, int, int], ...], *,
+                 engine: Engine | None = None) -> list[TextBox]:
+    """The lines inside ``regions`` (device pixels), read on enlarged crops: a band three lines high is
+    enlarged so its lines are :data:`REGION_LINE_PX` tall, detected at that size (a dense row the
+    first reading took for one line comes apart) and recognized there. Boxes in device pixels."""
+    engine = engine or get_engine()
+    if engine is None:
+        return []
+    bgr = np.ascontiguousarray(as_bgr(screenshot, "screenshot"))
+    out: list[TextBox] = []
+    for x1, y1, x2, y2 in regions:
+        crop = bgr[y1:y2, x1:x2]
+        if crop.shape[0] < 8 or crop.shape[1] < 8:
+            continue
+        f = min(REGION_MAX_SCALE, max(1.0, REGION_LINE_PX * 3 / crop.shape[0]))
+        up = crop if f == 1.0 else cv2.resize(crop, None, fx=f, fy=f, interpolation=cv2.INTER_CUBIC)
+        found, _ = engine.rapid.text_det(up)
+        if found is None or len(found) == 0:
+            continue
+        for b in _recognize(engine.rapid, up, found, (1.0, 1.0)):
+            bx = b.bbox
+            box = (x1 + round(bx[0] / f), y1 + round(bx[1] / f), x1 + round(bx[2] / f), y1 + round(bx[3] / f))
+            out.append(TextBox(b.text, box, b.score, b.chars))
+    return out
+
+
+def outside(box: TextBox, regions: tuple[tuple[int, int, int, int], ...]) -> bool:
+    """``box``'s centre lies in none of ``regions``."""
+    cx, cy = box.center
+    return not any(r[0] <= cx < r[2] and r[1] <= cy < r[3] for r in regions)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import opencc
 
+from remote.core.locate.confidence import ACCEPT, calibrate
 from remote.core.locate.ui_tree import normalize_text
 
 MIN_SIMILARITY = 0.6
@@ -180,6 +181,40 @@ def _joined_words(boxes: list[TextBox], max_boxes: int = 3) -> list[TextBox]:
             if joined >= max_boxes:
                 break
     return out
+
+
+def hit_raw(h: TextHit) -> float:
+    """The OCR tier's raw score for a hit (``confidence.TABLES["ocr"]`` calibrates it): the text's
+    similarity times the recognizer's confidence in it (+0.1, at most 1)."""
+    return h.similarity * min(1.0, 0.1 + h.box.score)
+
+
+def unsure(hits: list[TextHit]) -> bool:
+    """Whether ``hits`` deserve a closer look (``ocr.read_regions``): no sure hit the recognizer was sure
+    of (an exact "3.0" read at 0.4 is a guess, never tapped), but something like the target: a sure hit
+    read with too little confidence, or a near miss (:func:`wants_second_reading`)."""
+    if any(h.kind in SURE_KINDS and calibrate("ocr", hit_raw(h)) >= ACCEPT for h in hits):
+        return False
+    return any(h.kind in SURE_KINDS for h in hits) or wants_second_reading(hits)
+
+
+def better(again: list[TextHit], hits: list[TextHit]) -> bool:
+    """The closer look's hits are better than the first ones: its best sure hit scores higher."""
+    def best(hs: list[TextHit]) -> float:
+        return max((hit_raw(h) for h in hs if h.kind in SURE_KINDS), default=0.0)
+    return best(again) > best(hits)
+
+
+def nearby(hits: list[TextHit], boxes: list[TextBox], k: int = 3) -> str:
+    """What was read near the best hit, its row and the lines next to it: the words a miss reports
+    ("read nearby: '3.0' 0.41, '1条评论' 0.38")."""
+    if not hits:
+        return ""
+    y1, y2 = hits[0].box.bbox[1], hits[0].box.bbox[3]
+    line = max(8, y2 - y1)
+    near = sorted((b for b in boxes if b.bbox[3] > y1 - line and b.bbox[1] < y2 + line),
+                  key=lambda b: (b.bbox[1], b.bbox[0]))[:k]
+    return "read nearby: " + ", ".join(f"{b.text[:30]!r} {b.score:.2f}" for b in near)
 
 
 def wants_second_reading(hits: list[TextHit]) -> bool:
