@@ -178,6 +178,20 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None 
     return boxes
 
 
+def _char_info(line: Any, text: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Each character's own confidence and the middle of its column in the line (0-1 of its width), from
+    the recognizer's CTC decoding (RapidOCR's word boxes: columns per character, the line's columns
+    without padding, a score per character); ((), ()) where the answer has another shape."""
+    try:
+        width, cols = float(line[2][0]), [c for word in line[2][2] for c in word]
+        chars = tuple(float(c) for c in line[2][4])
+    except (IndexError, TypeError, ValueError):
+        return (), ()
+    if len(chars) != len(text) or len(cols) != len(text) or width <= 0:
+        return (), ()
+    return chars, tuple(min(1.0, (c + 0.5) / width) for c in cols)
+
+
 def _recognize(rapid: Any, bgr: np.ndarray, found: Any, back_scale: tuple[float, float]) -> list[TextBox]:
     """The detected quads (detector pixels) read on crops of the full-resolution ``bgr``."""
     H, W = bgr.shape[:2]
@@ -188,11 +202,11 @@ def _recognize(rapid: Any, bgr: np.ndarray, found: Any, back_scale: tuple[float,
     boxes = []
     for quad, line in zip(quads, lines, strict=True):
         text, score = str(line[0]), float(line[1])
-        chars = tuple(float(c) for c in line[2][4]) if len(line) > 2 and len(line[2][4]) == len(text) else ()
+        chars, cols = _char_info(line, text)
         bbox = image_to_screen((float(quad[:, 0].min()), float(quad[:, 1].min()), float(quad[:, 0].max()),
                                 float(quad[:, 1].max())), (W, H), (W, H))
         if bbox is not None and score >= TEXT_SCORE and text.strip():
-            boxes.append(TextBox(text, bbox, score, chars))
+            boxes.append(TextBox(text, bbox, score, chars, cols))
     return boxes
 
 
@@ -239,7 +253,7 @@ def read_regions(screenshot: Any, regions: tuple[tuple[int, int, int, int], ...]
         for b in _recognize(engine.rapid, up, found, (1.0, 1.0)):
             bx = b.bbox
             box = (x1 + round(bx[0] / f), y1 + round(bx[1] / f), x1 + round(bx[2] / f), y1 + round(bx[3] / f))
-            out.append(TextBox(b.text, box, b.score, b.chars))
+            out.append(TextBox(b.text, box, b.score, b.chars, b.cols))
     return out
 
 

@@ -3,7 +3,7 @@
 Both sides are compared in one form (:func:`canon`): full-width -> half-width (NFKC), Traditional ->
 Simplified (OpenCC ``t2s``, one character at a time so positions line up), no whitespace, case-folded,
 no icon-font glyphs, look-alikes the recognizer confuses folded (:func:`_fold`), and an ellipsis
-however it is read ("…", "...", "。。。", "⋯") as "...". Then the rules for how apps draw text, each
+however it is read ("…", "...", "。。。", "··", "⋯") as "...". Then the rules for how apps draw text, each
 with the screens that show it (docs/locator.md, "OCR") and the look-alike it still refuses:
 
 * **separators** (:data:`SEPARATORS`): a target ``10.1千米 | 安定路1号`` is drawn with a bar the
@@ -38,7 +38,7 @@ NEAR_KINDS = ("contains", "similar")          # a near miss: the text may be the
 # Separators apps draw between the parts of one label, and the glyphs the recognizer reads them as
 # (besides nothing at all): seen on list rows of map and shop apps ("10.1千米 | 安定路1号…").
 SEPARATORS = "|丨·•/∙・"   # "/" only between spaces (_SPLIT)
-SEPARATOR_READS = SEPARATORS + "1li一!:'-"
+SEPARATOR_READS = SEPARATORS + "1li一!:'-."
 TRUNC_MIN_UNITS = 6.0   # a truncated line's stem this wide (6 CJK glyphs, ~11 Latin) names its label alone
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 # A separator splits a target where it is drawn as one: a bar or dot anywhere, a slash only between
@@ -52,6 +52,7 @@ class TextBox:
     bbox: tuple[int, int, int, int]   # device pixels
     score: float                      # the recognizer's own confidence, 0-1
     chars: tuple[float, ...] = ()     # its confidence per character of ``text`` (empty: not known)
+    cols: tuple[float, ...] = ()      # where each character's middle lies, 0-1 of the box's width (empty: not known)
 
     @property
     def center(self) -> tuple[int, int]:
@@ -103,8 +104,8 @@ def _fold(c: str) -> str:
 
 
 def _ellipsis(text: str) -> str:
-    """A trailing run of dots read for "…" ("..", "。。。", "...") as "..."."""
-    m = re.search(r"(?:\.|。){2,}$", text)
+    """A trailing run of dots read for "…" ("..", "。。。", "··", "...") as "..."."""
+    m = re.search(r"[.。·・•]{2,}$", text)
     return text[:m.start()] + "..." if m else text
 
 
@@ -257,10 +258,23 @@ def _part(q: str, box: TextBox) -> TextBox | None:
         if _cls(outside) not in ("space", "punct") and _cls(outside) == _cls(inside):
             return None
     x1, y1, x2, y2 = box.bbox
-    total = _units(orig) or 1.0
-    px1 = x1 + round((x2 - x1) * _units(orig[:a]) / total)
-    px2 = x1 + round((x2 - x1) * _units(orig[:b + 1]) / total)
+    left, right = _span(box, a, b)
+    px1, px2 = x1 + round((x2 - x1) * left), x1 + round((x2 - x1) * right)
     return TextBox(orig[a:b + 1], (px1, y1, max(px2, px1 + 2), y2), box.score_of(a, b))
+
+
+def _span(box: TextBox, a: int, b: int) -> tuple[float, float]:
+    """Where characters ``a..b`` of a line lie, 0-1 of its width: half-way to the neighbouring characters'
+    middles where the recognizer said where each character is (``TextBox.cols``), else by glyph widths."""
+    text, cols = box.text, box.cols
+    if len(cols) == len(text) and len(text) > 1:
+        # At the line's ends the half step to the next character inside stands for the missing neighbour
+        # (a detector box often starts at an icon or padding before the first character).
+        left = (cols[a - 1] + cols[a]) / 2 if a > 0 else max(0.0, cols[a] - (cols[a + 1] - cols[a]) / 2)
+        right = (cols[b] + cols[b + 1]) / 2 if b + 1 < len(text) else min(1.0, cols[b] + (cols[b] - cols[b - 1]) / 2)
+        return left, right
+    total = _units(text) or 1.0
+    return _units(text[:a]) / total, _units(text[:b + 1]) / total
 
 
 def truncated_of(read: str, q: str) -> bool:
