@@ -188,3 +188,12 @@ def test_real_numbers_with_units_placed_by_the_recognizers_columns():
     for lookalike in ("4万粉丝", "55万粉丝", "万粉"):
         res = HybridLocator().locate_with_fallback("text:" + lookalike, ["ocr"], screen)
         assert not res.success, (lookalike, res.element)
+
+
+def test_a_closer_look_reads_only_its_rows_and_answers_in_device_pixels(rows):
+    band = ocr.regions_of([ocr.TextHit(_box("1条评论", (60, 785, 180, 820)), "exact", 1.0)], rows.size)
+    assert band == ((0, 750, 1080, 855),)   # the row across the screen, a line above and below
+    boxes = ocr.read_regions(rows.bgr, band)
+    assert sorted(ocr_text.canon(b.text) for b in boxes) == ["1条评论", "6条评论"]
+    left = min(boxes, key=lambda b: b.bbox[0])
+    assert 50 <= left.bbox[0] <= 75 and 770 <= left.center[1] <= 835 and len(left.chars) == len(left.text)

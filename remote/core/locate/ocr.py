@@ -15,11 +15,15 @@ process, load 2-3), keeping them costs ~240 MB of resident memory. The second re
 full-resolution detector, which runs rarely, allocates afresh as RapidOCR does (its arena
 would keep twice that).
 
-Two readings, both kept with the screen (``Screen.text_boxes``): the first with the
-detector's input at ``DET_SHORT_SIDE`` on its shorter side, and a second one with the
-detector at full resolution, only when the first reading has a near miss for the target
-(:func:`wants_second_reading`). A text that is not on the screen costs one reading.
-Figures and the tuning/checking protocol: ``bench/ocr_bench.py``.
+The first reading, kept with the screen (``Screen.text_boxes``), has the detector's input at
+``DET_SHORT_SIDE`` on its shorter side. When it leaves the target unsure -- a near miss (a line that
+contains it or reads like it) or the text read with too little confidence to tap -- the rows that
+matter are read again, enlarged (:func:`read_regions`, ``Screen.region_boxes``): not the whole frame.
+The recognizer's answer carries each character's confidence and column (:func:`_char_info`), so a
+label inside a longer line is scored and placed by its own characters. A text that is not on the
+screen costs one reading. The matching rules: ``ocr_text``. Figures and the tuning/checking
+protocol: ``bench/ocr_bench.py``; a whole-frame second reading at full resolution stays available
+(``reading="second"``) for callers that want every line again.
 
 When RapidOCR cannot be imported or built (a broken install), :func:`get_engine`
 returns None, :func:`unavailable_reason` says why, and the locator's OCR tier reports it
