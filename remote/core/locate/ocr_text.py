@@ -258,8 +258,8 @@ def _part(q: str, box: TextBox) -> TextBox | None:
         if _cls(outside) not in ("space", "punct") and _cls(outside) == _cls(inside):
             return None
     x1, y1, x2, y2 = box.bbox
-    left, right = _span(box, a, b)
-    px1, px2 = x1 + round((x2 - x1) * left), x1 + round((x2 - x1) * right)
+    lo, hi = _span(box, a, b)
+    px1, px2 = x1 + round((x2 - x1) * lo), x1 + round((x2 - x1) * hi)
     return TextBox(orig[a:b + 1], (px1, y1, max(px2, px1 + 2), y2), box.score_of(a, b))
 
 
