@@ -24,6 +24,7 @@ import difflib
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import opencc
@@ -129,59 +130,65 @@ def _numbers(s: str) -> list[str]:
     return _DIGITS.findall(s)
 
 
+Box = tuple[int, int, int, int]
+
+
+def _chains(boxes: list[TextBox], order: Callable[[TextBox], tuple[int, int]], max_n: int,
+            step: Callable[[TextBox, Box, TextBox], bool | None], grow: Callable[[Box, Box], Box]) -> list[TextBox]:
+    """Runs of boxes in ``order``, each run from one box on, as one box per run length: ``step(first, box,
+    nxt)`` says whether ``nxt`` extends the run so far (True), is stepped over (False), or ends the
+    search (None: every later box is farther still); ``grow`` is the run's box with ``nxt``'s."""
+    seq = sorted(boxes, key=order)
+    out = []
+    for i, first in enumerate(seq):
+        text, box, score, n = first.text, first.bbox, first.score, 1
+        for nxt in seq[i + 1:]:
+            verdict = step(first, box, nxt)
+            if verdict is None:
+                break
+            if not verdict:
+                continue
+            text, box, score = text + " " + nxt.text, grow(box, nxt.bbox), min(score, nxt.score)
+            out.append(TextBox(text, box, score))
+            n += 1
+            if n >= max_n:
+                break
+    return out
+
+
+def _next_line(first: TextBox, box: Box, nxt: TextBox) -> bool | None:
+    line_h = first.bbox[3] - first.bbox[1]
+    gap = nxt.bbox[1] - box[3]
+    if gap > 1.2 * line_h:   # sorted by top: every later box starts lower still
+        return None
+    overlap = min(box[2], nxt.bbox[2]) - max(box[0], nxt.bbox[0])
+    h = min(line_h, nxt.bbox[3] - nxt.bbox[1])
+    return not (gap > 1.2 * h or gap < -0.5 * h or overlap <= 0)
+
+
+def _next_word(first: TextBox, box: Box, nxt: TextBox) -> bool | None:
+    h = min(box[3] - box[1], nxt.bbox[3] - nxt.bbox[1])
+    overlap = min(box[3], nxt.bbox[3]) - max(box[1], nxt.bbox[1])
+    gap = nxt.bbox[0] - box[2]
+    if gap > 2 * (box[3] - box[1]):   # sorted by x: every later box is farther still
+        return None
+    return not (overlap < 0.5 * h or not -0.5 * h <= gap <= 2 * h)
+
+
 def _merged_lines(boxes: list[TextBox], max_lines: int = 6) -> list[TextBox]:
     """Runs of consecutive lines (reading order) merged into one box: a label wrapped over
     several lines is read as several boxes, one per line. A box on the same row or in another
     column (no horizontal overlap) is stepped over, not taken for the end of the label."""
-    lines = sorted(boxes, key=lambda b: (b.bbox[1], b.bbox[0]))
-    out = []
-    for i, first in enumerate(lines):
-        text, box, score = first.text, list(first.bbox), first.score
-        line_h = first.bbox[3] - first.bbox[1]
-        merged = 1
-        for nxt in lines[i + 1:]:
-            gap = nxt.bbox[1] - box[3]
-            if gap > 1.2 * line_h:   # sorted by top: every later box starts lower still
-                break
-            overlap = min(box[2], nxt.bbox[2]) - max(box[0], nxt.bbox[0])
-            h = min(line_h, nxt.bbox[3] - nxt.bbox[1])
-            if gap > 1.2 * h or gap < -0.5 * h or overlap <= 0:
-                continue
-            text += " " + nxt.text
-            box = [min(box[0], nxt.bbox[0]), box[1], max(box[2], nxt.bbox[2]), nxt.bbox[3]]
-            score = min(score, nxt.score)
-            out.append(TextBox(text, (box[0], box[1], box[2], box[3]), score))
-            merged += 1
-            if merged >= max_lines:
-                break
-    return out
+    return _chains(boxes, lambda b: (b.bbox[1], b.bbox[0]), max_lines, _next_line,
+                   lambda box, nb: (min(box[0], nb[0]), box[1], max(box[2], nb[2]), nb[3]))
 
 
 def _joined_words(boxes: list[TextBox], max_boxes: int = 3) -> list[TextBox]:
     """Runs of boxes side by side on one line merged into one box: OCR splits a label at a wide
     word gap ("Create New" | "Account"), or a number from its unit ("2.3" | "万"). Neighbours
     overlap by half the smaller height and lie less than two line heights apart."""
-    row = sorted(boxes, key=lambda b: (b.bbox[0], b.bbox[1]))
-    out = []
-    for i, first in enumerate(row):
-        text, box, score = first.text, list(first.bbox), first.score
-        joined = 1
-        for nxt in row[i + 1:]:
-            h = min(box[3] - box[1], nxt.bbox[3] - nxt.bbox[1])
-            overlap = min(box[3], nxt.bbox[3]) - max(box[1], nxt.bbox[1])
-            gap = nxt.bbox[0] - box[2]
-            if gap > 2 * (box[3] - box[1]):   # sorted by x: every later box is farther still
-                break
-            if overlap < 0.5 * h or not -0.5 * h <= gap <= 2 * h:
-                continue
-            text += " " + nxt.text
-            box = [box[0], min(box[1], nxt.bbox[1]), max(box[2], nxt.bbox[2]), max(box[3], nxt.bbox[3])]
-            score = min(score, nxt.score)
-            out.append(TextBox(text, (box[0], box[1], box[2], box[3]), score))
-            joined += 1
-            if joined >= max_boxes:
-                break
-    return out
+    return _chains(boxes, lambda b: (b.bbox[0], b.bbox[1]), max_boxes, _next_word,
+                   lambda box, nb: (box[0], min(box[1], nb[1]), max(box[2], nb[2]), max(box[3], nb[3])))
 
 
 def hit_raw(h: TextHit) -> float:
