@@ -5,15 +5,14 @@ font, and real Chinese screens (../shared/data/real-zh; skipped with a message w
 from pathlib import Path
 
 import pytest
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image
 
-import remote
 from remote.core.locate import ocr, ocr_text
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.records import LocateFailure
+from tests.support.images import text_screen
 
-FONT = Path(remote.__file__).resolve().parent / "assets" / "fonts" / "WenQuanYiMicroHeiSubset.ttf"
 REAL_ZH = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-zh"
 
 
@@ -102,11 +101,7 @@ def test_an_unsure_reading_is_looked_at_closer_and_a_sure_one_is_not():
 # -- the real recognizer on drawn screens -------------------------------------------------------------
 
 def _drawn(labels, size=(1080, 2400)):
-    img = Image.new("RGB", size, "white")
-    d = ImageDraw.Draw(img)
-    for (x, y), text, px in labels:
-        d.text((x, y), text, fill=(40, 40, 40), font=ImageFont.truetype(str(FONT), px))
-    return img
+    return text_screen(labels, size, fill=(40, 40, 40))
 
 
 @pytest.fixture(scope="module")
