@@ -4,7 +4,8 @@ A dump lists text the screen does not show as such; OCR cannot be asked to read 
 A node with text is left out of the OCR measurement (and counted per reason) when:
 
   password   ``password="true"``: drawn as dots
-  state      a Switch / ToggleButton whose text is its state word (ON/OFF, 开启/关闭):
+  state      a Switch / ToggleButton whose text is its state word (ON/OFF, 开启/关闭, in
+             Traditional Chinese too: 開啟/關閉, compared in OCR's form ``ocr_text.canon``):
              the widget draws a graphic (thumb and track), not the word
   glyph      only private-use characters (U+E000-U+F8FF): an icon font draws them as an icon
   alt        a web view's ``android.widget.Image``: its text is the image's alt text or file name
@@ -37,7 +38,8 @@ The UI-tree tier is measured on the same node set, so both figures refer to one 
 
 from __future__ import annotations
 
-from remote.core.locate.ui_tree import UINode, UITree, normalize_text
+from remote.core.locate.ocr_text import canon
+from remote.core.locate.ui_tree import UINode, UITree
 
 STATE_WORDS = {"on", "off", "开启", "关闭", "开", "关", "已开启", "已关闭"}
 REASONS = ("password", "state", "glyph", "alt", "web", "markup", "small", "cut", "clipped", "covered")
@@ -75,7 +77,7 @@ def _reason(tree: UITree, n: UINode, size: tuple[int, int]) -> str:
     if n.password:
         return "password"
     cls = n.class_name.rsplit(".", 1)[-1]
-    if ("Switch" in cls or "ToggleButton" in cls) and normalize_text(n.text) in STATE_WORDS:
+    if ("Switch" in cls or "ToggleButton" in cls) and canon(n.text) in {canon(w) for w in STATE_WORDS}:
         return "state"
     if all("\ue000" <= c <= "\uf8ff" or c.isspace() for c in n.text):
         return "glyph"

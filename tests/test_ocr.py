@@ -2,13 +2,10 @@
 
 import importlib.metadata
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from PIL import Image, ImageDraw, ImageFont
 
-import remote
 from remote.cli import main
 from remote.core.locate import ocr
 from remote.core.locate.hybrid_locator import HybridLocator
@@ -16,8 +13,7 @@ from remote.core.locate.screen import Screen
 from remote.core.plan.checks import SuccessCheck
 from remote.core.records import LocateFailure
 from remote.runner.final_check import FinalChecker
-
-FONT = Path(remote.__file__).resolve().parent / "assets" / "fonts" / "WenQuanYiMicroHeiSubset.ttf"
+from tests.support.images import text_screen
 
 
 def _box(text, bbox=(0, 0, 10, 10), score=0.9):
@@ -125,11 +121,7 @@ def engine():
 
 
 def _screen(labels, size=(1080, 2400)):
-    img = Image.new("RGB", size, "white")
-    d = ImageDraw.Draw(img)
-    for (x, y), text, px in labels:
-        d.text((x, y), text, fill=(30, 30, 30), font=ImageFont.truetype(str(FONT), px))
-    return img
+    return text_screen(labels, size)
 
 
 LABELS = [((80, 300), "通讯录", 48), ((80, 500), "Settings", 48), ((80, 700), "发现 朋友圈", 44),
@@ -179,13 +171,14 @@ def test_a_text_not_on_the_screen_is_absent_after_one_reading(engine):
     assert screen.ocr_readings == ("first",)
 
 
-def test_a_near_miss_is_read_a_second_time(engine):
+def test_a_near_miss_is_looked_at_closer_in_its_row_only(engine):
     screen = Screen(_screen(LABELS))
     res = HybridLocator().locate_with_fallback("text:Settings Menu", ["ocr"], screen)
-    # "Settings" is drawn, "Settings Menu" is not: a near miss, read again, and still not tapped.
+    # "Settings" is drawn, "Settings Menu" is not: a near miss, its row read again, and still not tapped.
     assert ocr.match_text("Settings Menu", screen.text_boxes())[0].kind == "contains"
-    assert screen.ocr_readings == ("first", "second")
+    assert len(screen.ocr_readings) == 2 and screen.ocr_readings[1].startswith("regions ")
     assert not res.success and res.failure is LocateFailure.NOT_FOUND
+    assert "read nearby: 'Settings'" in res.error   # the miss says what was read there
 
 
 def test_a_small_caption_is_read_by_the_first_reading(engine):

@@ -38,7 +38,7 @@ from remote.core.coords import (
     visible_region,
 )
 from remote.core.device.protocol import ScreenSource
-from remote.core.locate import matching, ocr, text_context, tree_tier
+from remote.core.locate import matching, ocr, ocr_text, text_context, tree_tier
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, calibrate, make_element
@@ -263,24 +263,33 @@ class HybridLocator:
         if tier == "ocr":
             if kind not in ("text", "desc"):
                 return [], ""
-            return self._ocr_elements(screen, value, etype), ""
+            return self._ocr_elements(screen, value, etype)
         if tier == "fixed":
             return self._fixed_element(kind, value, screen, etype)
         if tier == "vision":
             return self._vision_elements(kind, value, screen, etype, refs, seen)
         return [], f"tier {tier} does not apply to {kind}:"
 
-    def _ocr_elements(self, screen: Screen, value: str, etype: str) -> list[UIElement]:
-        hits = ocr.match_text(value, screen.text_boxes())
-        if ocr.wants_second_reading(hits):
-            # A near miss: the line may be misread or cut differently at this scale; read once more.
-            again = ocr.match_text(value, screen.text_boxes(second=True))
-            if any(h.kind in ocr.SURE_KINDS for h in again):
-                hits = again
+    def _ocr_elements(self, screen: Screen, value: str, etype: str) -> tuple[list[UIElement], str]:
+        """OCR's hits for ``value`` as elements, and what was read near them when none is sure enough
+        (nothing when no line is like it: then the tier did not read it).
+        An unsure first reading (a near miss, or the text read with little confidence) is followed by a
+        closer look at the rows that matter (``ocr.read_regions``), not by a second whole-frame reading;
+        lines elsewhere keep their first reading, so a copy of the label elsewhere is still a rival."""
+        boxes = screen.text_boxes()
+        hits = ocr.match_text(value, boxes)
+        if ocr_text.unsure(hits):
+            regions = ocr.regions_of(hits, screen.size)
+            closer = [b for b in boxes if ocr.outside(b, regions)] + screen.region_boxes(regions)
+            again = ocr.match_text(value, closer)
+            if ocr_text.better(again, hits):
+                hits, boxes = again, closer
         tree = screen.tree()
-        return [make_element("ocr", h.box.bbox, h.similarity * min(1.0, 0.1 + h.box.score), h.box.text,
-                              etype, match=text_context.ocr_grade(tree, h.kind, h.box.bbox, value),
-                              ocr_score=round(h.box.score, 3)) for h in hits]
+        out = [make_element("ocr", h.box.bbox, ocr_text.hit_raw(h), h.box.text, etype,
+                            match=text_context.ocr_grade(tree, h.kind, h.box.bbox, value),
+                            ocr_score=round(h.box.score, 3)) for h in hits]
+        sure = any(e.confidence >= ACCEPT and e.metadata["match"] in ocr.SURE_KINDS for e in out)
+        return out, "" if sure or not hits else ocr_text.nearby(hits, boxes)
 
     def _fixed_element(self, kind: str, value: str, screen: Screen, etype: str) -> tuple[list[UIElement], str]:
         box, err = fixed_box(kind, value, self.fixed_points, screen.size)

@@ -15,11 +15,15 @@ process, load 2-3), keeping them costs ~240 MB of resident memory. The second re
 full-resolution detector, which runs rarely, allocates afresh as RapidOCR does (its arena
 would keep twice that).
 
-Two readings, both kept with the screen (``Screen.text_boxes``): the first with the
-detector's input at ``DET_SHORT_SIDE`` on its shorter side, and a second one with the
-detector at full resolution, only when the first reading has a near miss for the target
-(:func:`wants_second_reading`). A text that is not on the screen costs one reading.
-Figures and the tuning/checking protocol: ``bench/ocr_bench.py``.
+The first reading, kept with the screen (``Screen.text_boxes``), has the detector's input at
+``DET_SHORT_SIDE`` on its shorter side. When it leaves the target unsure -- a near miss (a line that
+contains it or reads like it) or the text read with too little confidence to tap -- the rows that
+matter are read again, enlarged (:func:`read_regions`, ``Screen.region_boxes``): not the whole frame.
+The recognizer's answer carries each character's confidence and column (:func:`_char_info`), so a
+label inside a longer line is scored and placed by its own characters. A text that is not on the
+screen costs one reading. The matching rules: ``ocr_text``. Figures and the tuning/checking
+protocol: ``bench/ocr_bench.py``; a whole-frame second reading at full resolution stays available
+(``reading="second"``) for callers that want every line again.
 
 When RapidOCR cannot be imported or built (a broken install), :func:`get_engine`
 returns None, :func:`unavailable_reason` says why, and the locator's OCR tier reports it
@@ -29,12 +33,10 @@ as its result (``LocateFailure.UNAVAILABLE``).
 from __future__ import annotations
 
 import copy
-import difflib
 import logging
 import os
 import threading
 import time
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,9 +45,17 @@ import numpy as np
 
 from remote.core.coords import image_to_screen
 from remote.core.locate.image_checks import as_bgr
-from remote.core.locate.ui_tree import normalize_text
+from remote.core.locate.ocr_text import (
+    NEAR_KINDS,
+    SURE_KINDS,
+    TextBox,
+    TextHit,
+    match_text,
+    wants_second_reading,
+)
 
 logger = logging.getLogger(__name__)
+__all__ = ["NEAR_KINDS", "SURE_KINDS", "TextBox", "TextHit", "match_text", "wants_second_reading"]   # ocr_text's
 
 DET_SHORT_SIDE = 736    # first reading: the detector's input, shorter side (RapidOCR's own default, limit_type min)
 TEXT_SCORE = 0.3        # lines the recognizer reads with less confidence are dropped
@@ -53,30 +63,16 @@ BOX_THRESH = 0.3        # detector boxes scoring less are dropped (RapidOCR's de
 # The recognizer pads each line to at least this width (RapidOCR: 320). On the tuning part 28 % of its
 # work was padding short lines (counters, names); 96 reads as many lines right and costs 20 % less.
 REC_MIN_WIDTH = 96
-MIN_SIMILARITY = 0.6
 READINGS = ("first", "second")
+# A closer look (:func:`read_regions`): the rows around a near miss or an unsure hit, read again with the
+# crop enlarged so its lines are about this tall (at most 3x), detector and recognizer both.
+REGION_LINE_PX = 64
+REGION_MAX_SCALE = 3.0
+REGION_ROWS = 3   # hits whose rows are read again (the best first)
 
 _engine: Engine | None = None
 _engine_error: str | None = None
 _lock = threading.Lock()
-
-
-@dataclass(frozen=True)
-class TextBox:
-    text: str
-    bbox: tuple[int, int, int, int]   # device pixels
-    score: float                      # the recognizer's own confidence, 0-1
-
-    @property
-    def center(self) -> tuple[int, int]:
-        return (self.bbox[0] + self.bbox[2]) // 2, (self.bbox[1] + self.bbox[3]) // 2
-
-
-@dataclass(frozen=True)
-class TextHit:
-    box: TextBox
-    kind: str          # "exact" | "part" | "truncated" | "contains" | "similar"
-    similarity: float  # 1.0 for exact, else difflib ratio / containment share
 
 
 @dataclass(frozen=True)
@@ -186,201 +182,86 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None 
     return boxes
 
 
+def _char_info(line: Any, text: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Each character's own confidence and the middle of its column in the line (0-1 of its width), from
+    the recognizer's CTC decoding (RapidOCR's word boxes: columns per character, the line's columns
+    without padding, a score per character); ((), ()) where the answer has another shape."""
+    try:
+        width, cols = float(line[2][0]), [c for word in line[2][2] for c in word]
+        chars = tuple(float(c) for c in line[2][4])
+    except (IndexError, TypeError, ValueError):
+        return (), ()
+    if len(chars) != len(text) or len(cols) != len(text) or width <= 0:
+        return (), ()
+    return chars, tuple(min(1.0, (c + 0.5) / width) for c in cols)
+
+
 def _recognize(rapid: Any, bgr: np.ndarray, found: Any, back_scale: tuple[float, float]) -> list[TextBox]:
     """The detected quads (detector pixels) read on crops of the full-resolution ``bgr``."""
     H, W = bgr.shape[:2]
     back = np.array(back_scale, dtype=np.float32)   # detector pixels -> screenshot pixels
     quads = [np.asarray(q, dtype=np.float32) * back for q in rapid.sorted_boxes(found)]
-    lines, _ = rapid.text_rec(rapid.get_crop_img_list(bgr, quads))
+    # With word boxes the recognizer also gives each character's own confidence (CTC decoding).
+    lines, _ = rapid.text_rec(rapid.get_crop_img_list(bgr, quads), True)
     boxes = []
     for quad, line in zip(quads, lines, strict=True):
         text, score = str(line[0]), float(line[1])
+        chars, cols = _char_info(line, text)
         bbox = image_to_screen((float(quad[:, 0].min()), float(quad[:, 1].min()), float(quad[:, 0].max()),
                                 float(quad[:, 1].max())), (W, H), (W, H))
         if bbox is not None and score >= TEXT_SCORE and text.strip():
-            boxes.append(TextBox(text, bbox, score))
+            boxes.append(TextBox(text, bbox, score, chars, cols))
     return boxes
 
 
-def _fold(c: str) -> str:
-    """One case-folded character as OCR is compared: an accented Latin letter is its base letter
-    (the recognizer reads "Loïc" as "Loic") and the letter o is the digit 0 (it reads "Oct" as
-    "0ct"). Both seen on the tuning part; one character in, one out, so positions still line up."""
-    if c == "o":
-        return "0"
-    d = unicodedata.normalize("NFD", c)
-    return d[0] if len(d) > 1 and d[0].isascii() and d[0].isalpha() else c
 
 
-def _norm(s: str) -> str:
-    """Comparison form: full-width -> half-width (NFKC), no whitespace, case-folded, no icon-font
-    glyphs (private use, U+E000-U+F8FF: drawn as icons, never read as characters; a target taken
-    from a UI dump carries them, e.g. Weibo's "找回密码 \ue000"), look-alikes folded (:func:`_fold`)."""
-    text = normalize_text(unicodedata.normalize("NFKC", "".join(c for c in s or "" if not "\ue000" <= c <= "\uf8ff")))
-    return "".join(_fold(c) for c in text)
-
-
-def _merged_lines(boxes: list[TextBox], max_lines: int = 6) -> list[TextBox]:
-    """Runs of consecutive lines (reading order) merged into one box: a label wrapped over
-    several lines is read as several boxes, one per line. A box on the same row or in another
-    column (no horizontal overlap) is stepped over, not taken for the end of the label."""
-    lines = sorted(boxes, key=lambda b: (b.bbox[1], b.bbox[0]))
-    out = []
-    for i, first in enumerate(lines):
-        text, box, score = first.text, list(first.bbox), first.score
-        line_h = first.bbox[3] - first.bbox[1]
-        merged = 1
-        for nxt in lines[i + 1:]:
-            gap = nxt.bbox[1] - box[3]
-            if gap > 1.2 * line_h:   # sorted by top: every later box starts lower still
+def regions_of(hits: list[TextHit], size: tuple[int, int]) -> tuple[tuple[int, int, int, int], ...]:
+    """The bands to read again for ``hits``: the row of each of the best :data:`REGION_ROWS` hits, across
+    the screen (its neighbours on the row: a split label, a separator), one line height above and below
+    (a line the first reading missed next to it, a label wrapped onto the next line). Overlapping
+    bands are one band."""
+    bands: list[list[int]] = []
+    for h in hits[:REGION_ROWS]:
+        y1, y2 = h.box.bbox[1], h.box.bbox[3]
+        line = max(8, y2 - y1)
+        band = [max(0, y1 - line), min(size[1], y2 + line)]
+        for b in bands:
+            if band[0] < b[1] and b[0] < band[1]:
+                b[0], b[1] = min(b[0], band[0]), max(b[1], band[1])
                 break
-            overlap = min(box[2], nxt.bbox[2]) - max(box[0], nxt.bbox[0])
-            h = min(line_h, nxt.bbox[3] - nxt.bbox[1])
-            if gap > 1.2 * h or gap < -0.5 * h or overlap <= 0:
-                continue
-            text += " " + nxt.text
-            box = [min(box[0], nxt.bbox[0]), box[1], max(box[2], nxt.bbox[2]), nxt.bbox[3]]
-            score = min(score, nxt.score)
-            out.append(TextBox(text, (box[0], box[1], box[2], box[3]), score))
-            merged += 1
-            if merged >= max_lines:
-                break
-    return out
-
-
-def _joined_words(boxes: list[TextBox], max_boxes: int = 3) -> list[TextBox]:
-    """Runs of boxes side by side on one line merged into one box: OCR splits a label at a wide
-    word gap ("Create New" | "Account"). Neighbours overlap by half the smaller height and lie
-    less than two line heights apart."""
-    row = sorted(boxes, key=lambda b: (b.bbox[0], b.bbox[1]))
-    out = []
-    for i, first in enumerate(row):
-        text, box, score = first.text, list(first.bbox), first.score
-        joined = 1
-        for nxt in row[i + 1:]:
-            h = min(box[3] - box[1], nxt.bbox[3] - nxt.bbox[1])
-            overlap = min(box[3], nxt.bbox[3]) - max(box[1], nxt.bbox[1])
-            gap = nxt.bbox[0] - box[2]
-            if gap > 2 * (box[3] - box[1]):   # sorted by x: every later box is farther still
-                break
-            if overlap < 0.5 * h or not -0.5 * h <= gap <= 2 * h:
-                continue
-            text += " " + nxt.text
-            box = [box[0], min(box[1], nxt.bbox[1]), max(box[2], nxt.bbox[2]), max(box[3], nxt.bbox[3])]
-            score = min(score, nxt.score)
-            out.append(TextBox(text, (box[0], box[1], box[2], box[3]), score))
-            joined += 1
-            if joined >= max_boxes:
-                break
-    return out
-
-
-PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
-SURE_KINDS = ("exact", "part", "truncated")   # hits that need no second reading
-NEAR_KINDS = ("contains", "similar")          # a near miss: the text may be there, misread or cut differently
-
-
-def wants_second_reading(hits: list[TextHit]) -> bool:
-    """Whether the second reading (the detector at full resolution) is worth its cost after the first
-    gave ``hits``: only for a near miss -- no sure hit, but a line containing the target, inside
-    it, or reading like it. A text not on the screen rarely has one (1 % of absent texts on the
-    tuning part), so it costs one reading; the targets the second reading finds nearly all had
-    one (the rule and its figures, fitted on the tuning part: ``bench/ocr_bench.py``)."""
-    return not any(h.kind in SURE_KINDS for h in hits) and any(h.kind in NEAR_KINDS for h in hits)
-
-
-def _cls(ch: str) -> str:
-    if ch.isspace():
-        return "space"
-    if ch.isdigit():
-        return "digit"
-    if ch.isalpha():
-        return "cjk" if unicodedata.category(ch) == "Lo" else "latin"
-    return "punct"
-
-
-def _units(text: str) -> float:
-    """Rough drawn width: a CJK glyph is square, Latin and digits about half as wide."""
-    return sum(1.0 if _cls(c) == "cjk" else 0.3 if c.isspace() else 0.55 for c in text)
-
-
-def _part(q: str, box: TextBox) -> TextBox | None:
-    """``q`` inside a longer OCR line at a word boundary (OCR reads neighbouring labels such as
-    "Save to album  Copy Link" or "10-20 11:43来自山东" as one line): the part's own box, placed by
-    glyph widths; None inside a word ("发送" in "发送给朋友" is no boundary)."""
-    orig = unicodedata.normalize("NFKC", box.text).casefold()
-    pos = [i for i, c in enumerate(orig) if not c.isspace()]
-    flat = "".join(_fold(orig[i]) for i in pos)
-    start = flat.find(q)
-    if start < 0 or len(q) < 2:
-        return None
-    a, b = pos[start], pos[start + len(q) - 1]
-    left = orig[a - 1] if a > 0 else " "
-    right = orig[b + 1] if b + 1 < len(orig) else " "
-    for outside, inside in ((left, orig[a]), (right, orig[b])):
-        if _cls(outside) not in ("space", "punct") and _cls(outside) == _cls(inside):
-            return None
-    x1, y1, x2, y2 = box.bbox
-    total = _units(orig) or 1.0
-    px1 = x1 + round((x2 - x1) * _units(orig[:a]) / total)
-    px2 = x1 + round((x2 - x1) * _units(orig[:b + 1]) / total)
-    return TextBox(orig[a:b + 1], (px1, y1, max(px2, px1 + 2), y2), box.score)
-
-
-def _truncated_of(read: str, q: str) -> bool:
-    """``read`` (normalized) is ``q`` cut short with an ellipsis: the screen draws "Recomme…" for a
-    label too long for its view. The part before the dots must be at least 3 characters and 60 % of
-    ``q`` ("Sett..." is not "Settings": it could as well be "Settlement")."""
-    if not read.endswith(".."):
-        return False
-    stem = read.rstrip(".")
-    return len(stem) >= max(3, 0.6 * len(q)) and q.startswith(stem) and len(stem) < len(q)
-
-
-def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN_SIMILARITY) -> list[TextHit]:
-    """Boxes whose text matches ``target``: exact, then contains, then similar (difflib), best first.
-
-    Whitespace, case and full-/half-width forms are ignored; ``"张 三"`` matches ``"张三"``
-    exactly. Containment counts both ways only when the box text is not much longer than
-    the target, so ``"发送"`` does not match a whole paragraph that happens to contain it
-    first. A target longer than every line is also compared with runs of consecutive
-    lines merged (a wrapped label, words on a line joined first) and with neighbours on one
-    line joined (a split label); other targets only when such a run reads exactly the target.
-    A target found at a word boundary inside a longer line (two labels read as one line) is a
-    ``part`` hit with its own sub-box (:func:`_part`); a reading that is the target cut short
-    with an ellipsis ("Recomme...") is a ``truncated`` hit. Both count as sure as ``part``.
-    """
-    q = _norm(target)
-    if not q:
-        return []
-    pool = list(boxes)
-    joined = _joined_words(boxes)
-    runs = _merged_lines(boxes + joined) + joined   # words joined into lines, lines into a wrapped label
-    if len(q) > max((len(_norm(b.text)) for b in boxes), default=0):
-        pool += runs
-    else:   # a longer line elsewhere on the screen: a run still counts when it reads exactly the target
-        pool += [b for b in runs if _norm(b.text) == q]
-    hits: list[TextHit] = []
-    for b in pool:
-        t = _norm(b.text)
-        if not t:
-            continue
-        if t == q:
-            hits.append(TextHit(b, "exact", 1.0))
-        elif q in t:
-            part = _part(q, b) if b in boxes else None
-            if part is not None:
-                hits.append(TextHit(part, "part", PART_SIMILARITY))
-            else:
-                hits.append(TextHit(b, "contains", len(q) / len(t)))
-        elif _truncated_of(t, q):
-            hits.append(TextHit(b, "truncated", PART_SIMILARITY))
-        elif t in q and len(t) >= 0.6 * len(q):
-            hits.append(TextHit(b, "contains", len(t) / len(q)))
         else:
-            r = difflib.SequenceMatcher(None, q, t).ratio()
-            if r >= min_similarity:
-                hits.append(TextHit(b, "similar", r))
-    rank = {"exact": 0, "part": 1, "truncated": 1, "contains": 2, "similar": 3}
-    hits.sort(key=lambda h: (rank[h.kind], -h.similarity, -h.box.score))
-    return hits
+            bands.append(band)
+    return tuple((0, y1, size[0], y2) for y1, y2 in sorted(bands))
+
+
+def read_regions(screenshot: Any, regions: tuple[tuple[int, int, int, int], ...], *,
+                 engine: Engine | None = None) -> list[TextBox]:
+    """The lines inside ``regions`` (device pixels), read on enlarged crops: a band three lines high is
+    enlarged so its lines are :data:`REGION_LINE_PX` tall, detected at that size (a dense row the
+    first reading took for one line comes apart) and recognized there. Boxes in device pixels."""
+    engine = engine or get_engine()
+    if engine is None:
+        return []
+    bgr = np.ascontiguousarray(as_bgr(screenshot, "screenshot"))
+    out: list[TextBox] = []
+    for x1, y1, x2, y2 in regions:
+        crop = bgr[y1:y2, x1:x2]
+        if crop.shape[0] < 8 or crop.shape[1] < 8:
+            continue
+        f = min(REGION_MAX_SCALE, max(1.0, REGION_LINE_PX * 3 / crop.shape[0]))
+        up = crop if f == 1.0 else cv2.resize(crop, None, fx=f, fy=f, interpolation=cv2.INTER_CUBIC)
+        found, _ = engine.rapid.text_det(up)
+        if found is None or len(found) == 0:
+            continue
+        for b in _recognize(engine.rapid, up, found, (1.0, 1.0)):
+            bx = b.bbox
+            box = (x1 + round(bx[0] / f), y1 + round(bx[1] / f), x1 + round(bx[2] / f), y1 + round(bx[3] / f))
+            out.append(TextBox(b.text, box, b.score, b.chars, b.cols))
+    return out
+
+
+def outside(box: TextBox, regions: tuple[tuple[int, int, int, int], ...]) -> bool:
+    """``box``'s centre lies in none of ``regions``."""
+    cx, cy = box.center
+    return not any(r[0] <= cx < r[2] and r[1] <= cy < r[3] for r in regions)

@@ -93,9 +93,16 @@ class Screen:
             self._texts[reading] = ocr.read_text(self.bgr, reading=reading, timing=self.ocr_timing[reading])
         return self._texts[reading]
 
+    def region_boxes(self, regions: tuple[tuple[int, int, int, int], ...]) -> list[ocr.TextBox]:
+        """OCR lines of ``regions`` read closer (``ocr.read_regions``), once per set of regions."""
+        key = "regions " + " ".join(f"{r[1]}-{r[3]}" for r in regions)
+        if key not in self._texts:
+            self._texts[key] = ocr.read_regions(self.bgr, regions)
+        return self._texts[key]
+
     @property
     def ocr_readings(self) -> tuple[str, ...]:
-        """The OCR readings made of this screen so far, in order ("first", then "second")."""
+        """The OCR readings made of this screen so far, in order ("first", then "second" or "regions ...")."""
         return tuple(self._texts)
 
     def pyramid(self) -> Pyramid:

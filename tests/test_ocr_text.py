@@ -1,0 +1,194 @@
+"""How OCR matches text as apps draw it (ocr_text), each rule with the look-alike it must still refuse:
+pure rules on lines as the recognizer gives them, the real RapidOCR on screens drawn with the bundled
+font, and real Chinese screens (the data folder's real-zh; skipped with a message where it is absent)."""
+
+
+import pytest
+from PIL import Image
+
+from remote.core.locate import ocr, ocr_text
+from remote.core.locate.hybrid_locator import HybridLocator
+from remote.core.locate.screen import Screen
+from remote.core.records import LocateFailure
+from tests.support.data import data_path, looked
+from tests.support.images import text_screen
+
+REAL_ZH = data_path("real-zh")
+
+
+def _box(text, bbox=(0, 0, 400, 40), score=0.95, **kw):
+    return ocr.TextBox(text, bbox, score, **kw)
+
+
+def _kinds(target, *texts):
+    return [h.kind for h in ocr.match_text(target, [_box(t, (0, 60 * i, 400, 60 * i + 40)) for i, t in enumerate(texts)])]
+
+
+# -- the canonical form -------------------------------------------------------------------------------
+
+def test_traditional_and_simplified_full_and_half_width_compare_equal():
+    assert _kinds("應用程式資訊", "应用程式资讯") == ["exact"]
+    assert _kinds("天意普洱茶馆(昆仑饭店店)", "天意普洱茶馆（昆仑饭店店）") == ["exact"]
+    assert _kinds("搜尋…", "搜寻...") == ["exact"] and _kinds("搜尋…", "搜寻。。。") == _kinds("搜尋…", "搜寻··") == ["exact"]
+    # Still refused: another word in the other script is not folded into the target.
+    assert "exact" not in _kinds("設定", "设置")
+
+
+# -- separators ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("read", ["10.1千米1安定路1号", "10.1千米丨安定路1号", "10.1千米一安定路1号", "10.1千米安定路1号",
+                                  "10.1千米|安定路1号"])
+def test_a_separator_is_read_as_its_look_alikes_or_not_at_all(read):
+    assert _kinds("10.1千米 | 安定路1号", read) == ["exact"]
+
+
+def test_a_separator_does_not_make_a_longer_line_or_other_numbers_the_target():
+    # A longer line holding it stays a containing line (never tapped), two glyphs between is not one separator,
+    # and another number is another row.
+    assert _kinds("10.1千米 | 安定路1号", "10.1千米 | 安定路1号旁") == ["contains"]
+    assert "exact" not in _kinds("10.1千米 | 安定路1号", "10.1千米11安定路1号")
+    assert _kinds("10.1千米 | 安定路1号", "10.7千米1安定路1号") == []
+    # A slash splits only between spaces: a date is one word.
+    assert ocr_text._separated("2021/12/06") is None and "exact" not in _kinds("2021/12/06", "20211206")
+    assert _kinds("周杰伦 · 稻香", "周杰伦.稻香") == ["exact"]
+
+
+# -- ellipsis truncation ------------------------------------------------------------------------------
+
+def test_a_long_label_drawn_up_to_an_ellipsis():
+    assert _kinds("朝阳区新源南路2号1层1号(亮马桥地铁站D西南口旁)", "朝阳区新源南路2号…") == ["truncated"]
+    assert _kinds("朝阳区新源南路2号1层1号(亮马桥地铁站D西南口旁)", "朝阳区新源南路2号..") == ["truncated"]
+    # Refused: too short to say which label ("设置..." could be 设置密码), or not the target's start.
+    assert "truncated" not in _kinds("设置中心与隐私", "设置...")
+    assert "truncated" not in _kinds("朝阳区新源南路2号1层1号", "朝阳区新源北路2号…")
+
+
+# -- numbers ------------------------------------------------------------------------------------------
+
+def test_a_misread_number_is_never_like_the_target():
+    assert _kinds("6条评论", "1条评论") == [] and _kinds("3.0", "3.6") == []
+    assert _kinds("1条评论", "1条评论") == ["exact"]
+    # A number split from its unit is joined on its row.
+    boxes = [_box("2.3", (100, 500, 160, 540)), _box("万", (166, 500, 200, 540))]
+    assert ocr.match_text("2.3万", boxes)[0].kind == "exact"
+    # Inside a longer number it is no part of the line: "54" is not in "254万粉丝".
+    assert "part" not in [h.kind for h in ocr.match_text("54", [_box("254万粉丝")])]
+    # Letters keep their fuzzy reading: a 5 read for an S is still a near miss worth a closer look.
+    assert ocr.match_text("Settings", [_box("Setting5")])[0].kind == "similar"
+
+
+# -- per-character confidence and position ------------------------------------------------------------
+
+def test_a_label_inside_a_line_is_scored_and_placed_by_its_own_characters():
+    # "54万粉丝 | 打字复印快照": the recognizer sure of the first label, unsure of the second.
+    text = "收藏 打字复印快照"
+    chars = (0.99, 0.99, 0.9, 0.3, 0.4, 0.3, 0.5, 0.4, 0.3)
+    cols = tuple((i + 0.5) / len(text) for i in range(len(text)))
+    line = _box(text, (100, 0, 1000, 40), 0.6, chars=chars, cols=cols)
+    hit = ocr.match_text("收藏", [line])[0]
+    assert hit.kind == "part" and hit.box.score == pytest.approx(0.99) and hit.box.bbox[2] < 350
+    assert ocr.match_text("打字复印快照", [line])[0].box.score < 0.4
+
+
+def test_an_unsure_reading_is_looked_at_closer_and_a_sure_one_is_not():
+    exact_low = [ocr.TextHit(_box("3.0", score=0.4), "exact", 1.0)]
+    exact_high = [ocr.TextHit(_box("3.0", score=0.9), "exact", 1.0)]
+    assert ocr_text.unsure(exact_low) and not ocr_text.unsure(exact_high) and not ocr_text.unsure([])
+    assert ocr_text.better(exact_high, exact_low) and not ocr_text.better(exact_low, exact_high)
+    assert "read nearby: '3.0' 0.40" in ocr_text.nearby(exact_low, [exact_low[0].box])
+
+
+# -- the real recognizer on drawn screens -------------------------------------------------------------
+
+def _drawn(labels, size=(1080, 2400)):
+    return text_screen(labels, size, fill=(40, 40, 40))
+
+
+@pytest.fixture(scope="module")
+def rows():
+    assert ocr.available(), ocr.unavailable_reason()
+    return Screen(_drawn([((60, 300), "10.1千米 | 安定路1号", 40), ((60, 420), "天意普洱茶馆（昆仑饭店店）", 44),
+                          ((60, 540), "应用程式资讯", 44), ((60, 660), "朝阳区新源南路2号…", 40),
+                          ((60, 780), "1条评论", 34), ((600, 780), "6条评论", 34), ((60, 900), "厂商合作请联系", 40),
+                          ((60, 950), "SuperSound@tencent.com", 40)]))
+
+
+@pytest.mark.parametrize("target", ["10.1千米 | 安定路1号", "天意普洱茶馆(昆仑饭店店)", "應用程式資訊",
+                                    "朝阳区新源南路2号1层1号(亮马桥地铁站D西南口旁)", "1条评论", "6条评论",
+                                    "厂商合作请联系\nSuperSound@tencent.com"])
+def test_drawn_labels_are_found_by_the_tier(rows, target):
+    res = HybridLocator().locate_with_fallback("text:" + target, ["ocr"], rows)
+    assert res.success and res.reliable, (target, res.error, [b.text for b in rows.text_boxes()])
+
+
+@pytest.mark.parametrize("target", ["2条评论", "10.1千米 | 安定路2号", "设置中心", "天意普洱茶馆(昆仑饭店店)旁"])
+def test_look_alikes_of_drawn_labels_are_refused(rows, target):
+    res = HybridLocator().locate_with_fallback("text:" + target, ["ocr"], rows)
+    assert not res.success and res.failure is LocateFailure.NOT_FOUND, (target, res.element)
+
+
+def test_the_one_count_is_found_where_it_is_drawn_not_on_the_other(rows):
+    res = HybridLocator().locate_with_fallback("text:6条评论", ["ocr"], rows)
+    assert res.success and res.element.center[0] > 600
+
+
+def test_a_label_the_run_typed_is_still_refused(rows):
+    # A text field echoing what the run typed holds it: that is not the label (text_context).
+    xml = ('<hierarchy><node index="0" class="android.widget.EditText" text="1条评论" bounds="[40,770][500,830]" '
+           'clickable="true" focusable="true" enabled="true" visible-to-user="true"/></hierarchy>')
+    screen = Screen(rows.source, xml)
+    loc = HybridLocator()
+    loc.note_typed("1条评论")
+    res = loc.locate_with_fallback("text:1条评论", ["ocr"], screen)
+    assert not res.success and "only the text typed there" in res.error
+
+
+# -- real Chinese screens -----------------------------------------------------------------------------
+
+def _real(stem):
+    path = REAL_ZH / (stem + ".jpg")
+    if not path.is_file():
+        pytest.skip(f"real-zh screens not found at {looked('real-zh')}")
+    return Screen(Image.open(path).convert("RGB"))
+
+
+def test_real_traditional_screen_with_a_separator_and_an_ellipsis():
+    # An ASUS phone's Traditional Chinese lock screen: "13% • 慢速充電中 (8 小時後充飽)" read with "•" as "·",
+    # the recognizer's own Simplified or Traditional glyphs, full-width brackets.
+    screen = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-04_173143")
+    res = HybridLocator().locate_with_fallback("text:慢速充電中", ["ocr"], screen)
+    assert res.success and res.reliable and 1220 <= res.element.center[1] <= 1290, res.error
+    # The whole label is read with its last glyph lost: never tapped, and the miss says what was read.
+    res = HybridLocator().locate_with_fallback("text:13% • 慢速充電中 (8 小時後充飽)", ["ocr"], screen)
+    assert not res.success and "read nearby: '13%" in res.error
+    search = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-04_183157")
+    res = HybridLocator().locate_with_fallback("text:搜尋…", ["ocr"], search)   # drawn with its ellipsis
+    assert res.success and res.reliable and 417 <= res.element.center[0] <= 472, res.error
+
+
+def test_real_line_breaks_inside_one_node():
+    screen = _real("ToolmanInside__DroidbotExp/states__screen_2021-11-23_104856")
+    res = HybridLocator().locate_with_fallback("text:厂商合作请联系\nSuperSound@tencent.com", ["ocr"], screen)
+    assert res.success and res.reliable and 1539 <= res.element.center[1] <= 1609, res.error
+    shuffle = _real("ToolmanInside__DroidbotExp/states__screen_2021-11-23_105012")
+    res = HybridLocator().locate_with_fallback("text:随机\n匹配", ["ocr"], shuffle)
+    assert res.success and 94 <= res.element.center[0] <= 172, res.error
+
+
+def test_real_numbers_with_units_placed_by_the_recognizers_columns():
+    # QQ Music's profile row "2关注  54万粉丝": "54" starts its line; "4" alone or "万粉" inside it is no label.
+    screen = _real("ToolmanInside__DroidbotExp/states__screen_2021-11-23_104439")
+    res = HybridLocator().locate_with_fallback("text:54万粉丝", ["ocr"], screen)
+    assert res.success and res.reliable, res.error
+    for lookalike in ("4万粉丝", "55万粉丝", "万粉"):
+        res = HybridLocator().locate_with_fallback("text:" + lookalike, ["ocr"], screen)
+        assert not res.success, (lookalike, res.element)
+
+
+def test_a_closer_look_reads_only_its_rows_and_answers_in_device_pixels(rows):
+    band = ocr.regions_of([ocr.TextHit(_box("1条评论", (60, 785, 180, 820)), "exact", 1.0)], rows.size)
+    assert band == ((0, 750, 1080, 855),)   # the row across the screen, a line above and below
+    boxes = ocr.read_regions(rows.bgr, band)
+    assert sorted(ocr_text.canon(b.text) for b in boxes) == ["1条评论", "6条评论"]
+    left = min(boxes, key=lambda b: b.bbox[0])
+    assert 50 <= left.bbox[0] <= 75 and 770 <= left.center[1] <= 835 and len(left.chars) == len(left.text)
