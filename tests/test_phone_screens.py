@@ -261,6 +261,36 @@ def test_landscape_taps_and_frames_use_the_turned_size(adb, sim_phone):
     assert adb.frame().shape == (1080, 2400, 3)
 
 
+def test_the_settings_a_phone_is_turned_with_turn_it_at_run_time(adb_client, sim_phone):
+    """``settings put system accelerometer_rotation 0`` and ``user_rotation N`` (Settings.System; SettingsProvider's
+    validators) turn the display as Android does; the frames, ``dumpsys display`` and the dump follow."""
+    device = adb_client.device(sim_phone.serial)
+    portrait = device.screenshot()
+    assert portrait.size == (1080, 2400) and device.rotation() == 0
+    assert device.shell("settings get system user_rotation").strip() == "0"
+    device.shell("settings put system accelerometer_rotation 0")
+    device.shell("settings put system user_rotation 1")
+    assert device.shell("settings get system user_rotation").strip() == "1"
+    assert device.shell("settings get system accelerometer_rotation").strip() == "0"
+    turned = device.screenshot()
+    assert turned.size == (2400, 1080) and device.rotation() == 1                 # adbutils reads dumpsys display
+    assert turned.tobytes() == portrait.rotate(90, expand=True).tobytes()     # the same picture, turned
+    display = device.shell("dumpsys display")
+    assert "orientation=1" in display and "real 2400 x 1080, rotation 1" in display
+    assert device.shell("wm size").strip() == "Physical size: 1080x2400"         # wm size stays portrait (R9)
+    assert 'rotation="1"' in device.dump_hierarchy() and device.window_size() == (2400, 1080)
+    device.shell("settings put system user_rotation 3")
+    assert device.rotation() == 3 and sim_phone.snapshot()["hardware"]["rotation"] == 3
+    refused = device.shell2("settings put system user_rotation 4")              # USER_ROTATION is 0-3
+    assert refused.returncode == 255 and "Invalid value: 4 for setting: user_rotation" in refused.output
+    device.shell("settings put system accelerometer_rotation 1")                 # the sensor: the phone lies upright
+    assert device.rotation() == 0 and device.screenshot().size == (1080, 2400)
+    device.shell("settings put system user_rotation 2")                          # no effect while auto-rotating
+    assert device.rotation() == 0 and device.shell("settings get system user_rotation").strip() == "2"
+    device.shell("settings put system accelerometer_rotation 0")
+    assert device.rotation() == 2 and device.screenshot().size == (1080, 2400)
+
+
 @pytest.mark.slow
 def test_a_task_in_landscape_taps_in_the_turned_space(tmp_path, capsys):
     code, summary, record = run_cli(tmp_path, capsys, "rotation: 1\n", "打开蓝牙")

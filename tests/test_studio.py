@@ -9,6 +9,7 @@ phone's state (the simulated phone's snapshot) and what the API says.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import socket
 import threading
@@ -20,6 +21,7 @@ from urllib import error, request
 
 import pytest
 import uvicorn
+from PIL import Image
 
 from remote import cli
 from remote.commands._modules import registry as module_registry
@@ -203,6 +205,26 @@ def test_act_taps_through_the_runner_and_the_screen_changes(rig: Rig) -> None:
     assert rig.phone.snapshot()["foreground"]["screen"] == "chat:张三"
     assert rig.http.get("/api/screen").content != before
     assert (Path(out["record"]) / "run.json").is_file()          # a run record, as `remote run` writes
+
+
+def test_the_panel_turns_the_phone_with_the_two_rotation_settings_and_refuses_anything_else(rig: Rig) -> None:
+    rig.start_app("com.android.settings")
+    try:
+        out = rig.post("/api/phone", {"rotate": "left"})
+        assert out["rotation"] == 1 and rig.phone.hw.rotation == 1                    # the phone turned
+        assert rig.phone.commands[-2:] == ["settings put system accelerometer_rotation 0",
+                                           "settings put system user_rotation 1"]
+        assert Image.open(io.BytesIO(rig.http.get("/api/screen").content)).size == (2400, 1080)
+        assert rig.http.get("/api/elements").json()["size"] == [2400, 1080]
+        assert rig.post("/api/phone", {"rotate": "left"})["rotation"] == 2            # the next quarter turn
+        assert rig.post("/api/phone", {"rotate": "right"})["rotation"] == 1
+        sent = len(rig.phone.commands)
+        for body in ({"rotate": "settings put system user_rotation 2"}, {"rotate": 2}, {"rotate": "up"}):
+            assert "rotate is one of left, right, portrait" in rig.post("/api/phone", body, 400)["error"]
+        assert len(rig.phone.commands) == sent and rig.phone.hw.rotation == 1        # nothing reached the phone
+    finally:
+        assert rig.post("/api/phone", {"rotate": "portrait"})["rotation"] == 0
+    assert rig.phone.hw.rotation == 0 and rig.http.get("/api/elements").json()["size"] == [1080, 2400]
 
 
 def test_bad_requests_get_clear_json_errors(rig: Rig) -> None:

@@ -3,8 +3,9 @@
 docs/studio.md's worked example clicked as written, then "run all" (SUCCESS, final check passed) and `remote run`
 of the saved task on a fresh simulated phone; a recording started inside Settings, saved and replayed; BACK and
 HOME from the panel; a tree node outlining its box and a click on the screen selecting its node; a save into a new
-module's ``tasks: []``. The screenshots of docs/studio.md are taken here, at 1280x800 and 1920x1080
-(``STUDIO_DOC_SHOTS=docs/images`` writes them there), each checked for nothing cut off.
+module's ``tasks: []``; the phone turned from the panel, its picture still whole. The screenshots of
+docs/studio.md are taken here, at 1280x800 and 1920x1080 (``STUDIO_DOC_SHOTS=docs/images`` writes them there),
+each checked for nothing cut off.
 """
 
 from __future__ import annotations
@@ -210,6 +211,28 @@ def test_back_and_home_from_the_panel_and_a_tree_node_outlines_its_box(page: Any
     click_element(page, rig, "网络和互联网")                                  # and back: the screen selects the node
     wait_text(page, "#tree li.sel", "网络和互联网")
     assert page.locator("#tree li.sel").count() == 1
+
+
+def test_rotate_from_the_panel_turns_the_phone_and_the_picture_still_fits(page: Any, rig: Rig) -> None:  # noqa: F811
+    rig.start_app("com.android.settings")
+    open_studio(page, rig)
+    try:
+        page.click("#panel button[data-rotate=left]")
+        wait_text(page, "#status", "turned the phone to 90°")
+        assert rig.phone.hw.rotation == 1
+        page.wait_for_function("(() => { const i = document.getElementById('screen');"
+                               " return i.naturalWidth > i.naturalHeight; })()")
+        shoot(page, "studio-rotated")                     # whole, inside the window, at the turned ratio
+        click_element(page, rig, "网络和互联网")           # a click on the turned picture finds its node
+        page.wait_for_selector("#tree li.sel")
+        wait_text(page, "#tree li.sel", "网络和互联网")
+        page.click("#panel button[data-rotate=portrait]")
+        wait_text(page, "#status", "turned the phone to 0°")
+        page.wait_for_function("(() => { const i = document.getElementById('screen');"
+                               " return i.naturalWidth < i.naturalHeight; })()")
+        assert rig.phone.hw.rotation == 0
+    finally:
+        rig.post("/api/phone", {"rotate": "portrait"})
 
 
 def test_a_new_module_from_the_page_saves_into_its_empty_tasks_list(page: Any, rig: Rig) -> None:  # noqa: F811

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from remote.sim import android, realism, roms
+from remote.sim import android, real_screen, realism, roms
 from remote.sim.shell import CommandFn, Ctx, ShellExit, Writer, execute
 
 if TYPE_CHECKING:
@@ -293,8 +293,15 @@ def settings(ctx: Ctx, argv: list[str]) -> int:
             "bluetooth_on": str(int(phone.settings["bluetooth"])),
             "screen_off_timeout": "60000",
         }
+        if namespace == "system":
+            values |= real_screen.rotation_settings(phone)
         if verb == "get":
             ctx.out(values.get(key, "null") + "\n")
+        elif verb == "put" and len(argv) > 4 and namespace == "system" and key in real_screen.ROTATION_SETTINGS:
+            refused = real_screen.put_rotation(phone, key, argv[4])
+            if refused:
+                ctx.err(roms.executing(verb, refused))
+                return 255
         elif verb == "put" and len(argv) > 4:
             value = argv[4]
             if key == "default_input_method":

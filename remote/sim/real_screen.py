@@ -7,7 +7,8 @@ for both phones. The apps draw portrait frames; here they are
 * covered by the lock screen (and its PIN pad) while the keyguard shows (R6);
 * black in the app's area, under a visible status bar, for a FLAG_SECURE layer (R8: the exact
   pixels of a real secure layer were not verified; black is what scrcpy#36 describes);
-* turned for ``rotation`` 1-3 (R9). The simulation does not lay its apps out in landscape: it
+* turned for the display's rotation 1-3 (R9): the scenario's ``rotation`` at start, then what
+  ``settings put system accelerometer_rotation|user_rotation`` set (`put_rotation`). The simulation does not lay its apps out in landscape: it
   turns the portrait frame and every bound in the dump, so the frame size, the tap space and
   ``dumpsys display`` behave as on a turned phone, while the picture stays sideways (a real
   app re-lays out; OCR and image matching on the sim's sideways picture find nothing);
@@ -46,13 +47,46 @@ def display_ids(phone: Phone) -> list[int]:
 def logical_size(phone: Phone) -> tuple[int, int]:
     """The display's size as turned now (``wm size`` keeps answering the natural, portrait size)."""
     w, h = phone.size
-    return (h, w) if phone.scenario.rotation % 2 else (w, h)
+    return (h, w) if phone.hw.rotation % 2 else (w, h)
+
+
+# The two Settings.System keys a phone is turned with over adb (`settings put system KEY VALUE`), and the values
+# SettingsProvider accepts for them: Settings.System.USER_ROTATION ("default screen rotation when no other policy
+# applies ... when ACCELEROMETER_ROTATION is zero", one of the Surface.ROTATION_* constants 0-3) and
+# ACCELEROMETER_ROTATION (0: the accelerometer does not turn the screen), developer.android.com/reference/android/
+# provider/Settings.System; the validators are AOSP frameworks/base SystemSettingsValidators.java
+# (ACCELEROMETER_ROTATION: BOOLEAN_VALIDATOR, USER_ROTATION: InclusiveIntegerRangeValidator(0, 3)); a value they
+# refuse is SettingsProvider.validateSystemSettingValue's IllegalArgumentException.
+ROTATION_SETTINGS = {"user_rotation": ("0", "1", "2", "3"), "accelerometer_rotation": ("0", "1")}
+
+
+def rotation_settings(phone: Phone) -> dict[str, str]:
+    """What ``settings get system user_rotation|accelerometer_rotation`` answer."""
+    return {"user_rotation": str(phone.hw.user_rotation), "accelerometer_rotation": str(int(phone.hw.auto_rotate))}
+
+
+def put_rotation(phone: Phone, key: str, value: str) -> str | None:
+    """``settings put system KEY VALUE`` for a `ROTATION_SETTINGS` key: the display follows USER_ROTATION while
+    ACCELEROMETER_ROTATION is 0; while it is 1 the sensor decides, and the simulated phone lies still in its
+    scenario's pose (the scenario's ``rotation``). The refusal's text for a value SettingsProvider refuses, else None."""
+    if value not in ROTATION_SETTINGS[key]:
+        return f"java.lang.IllegalArgumentException: Invalid value: {value} for setting: {key}\n"
+    hw = phone.hw
+    if key == "user_rotation":
+        hw.user_rotation = int(value)
+    else:
+        hw.auto_rotate = value == "1"
+    turned = phone.scenario.rotation if hw.auto_rotate else hw.user_rotation
+    if turned != hw.rotation:
+        hw.rotation = turned
+        phone.changed()
+    return None
 
 
 def to_portrait(phone: Phone, x: int, y: int) -> tuple[int, int]:
     """A point in the turned display's space, in the apps' portrait space (inverse of ``_turn``)."""
     w, h = phone.size
-    rotation = phone.scenario.rotation
+    rotation = phone.hw.rotation
     if rotation == 1:
         return w - 1 - y, x
     if rotation == 2:
@@ -73,12 +107,12 @@ def frame(phone: Phone, png: bool, display: int | None = None) -> bytes:
         if key not in _cache:
             _cache[key] = Shot(_cover_image())
         return _cache[key].png() if png else _cache[key].raw()
-    plain = hw.awake and not hw.locked and not scenario.secure_layer and not scenario.rotation
+    plain = hw.awake and not hw.locked and not scenario.secure_layer and not hw.rotation
     if plain:
         frame_bytes: bytes = phone.screencap(png)
         return frame_bytes
     base = phone.screencap(False)
-    key = (id(base), hw.awake, hw.locked, hw.bouncer, scenario.secure_layer, scenario.rotation, phone.size)
+    key = (id(base), hw.awake, hw.locked, hw.bouncer, scenario.secure_layer, hw.rotation, phone.size)
     if key not in _cache:
         if len(_cache) > 16:
             _cache.clear()
@@ -98,7 +132,7 @@ def _composed(phone: Phone, raw: bytes) -> Image.Image:
         if phone.scenario.secure_layer:
             top = Metrics(w, h).px(Metrics(w, h).status_dp)
             image.paste((0, 0, 0), (0, top, w, h))
-    return _turn(image, phone.scenario.rotation)
+    return _turn(image, phone.hw.rotation)
 
 
 def _turn(image: Image.Image, rotation: int) -> Image.Image:
@@ -147,7 +181,7 @@ def dump_xml(phone: Phone, compressed: bool) -> str:
         xml = tree_to_xml(keyguard_tree(phone), phone.size, compressed=compressed)
     else:
         xml = phone.dump_xml(compressed)
-    rotation = phone.scenario.rotation
+    rotation = phone.hw.rotation
     if not rotation:
         return xml
     xml = xml.replace('<hierarchy rotation="0">', f'<hierarchy rotation="{rotation}">', 1)
@@ -156,7 +190,7 @@ def dump_xml(phone: Phone, compressed: bool) -> str:
 
 def _turned_bounds(phone: Phone, x1: int, y1: int, x2: int, y2: int) -> str:
     w, h = phone.size
-    rotation = phone.scenario.rotation
+    rotation = phone.hw.rotation
     if rotation == 1:
         box = (y1, w - x2, y2, w - x1)
     elif rotation == 2:
@@ -211,7 +245,7 @@ def window(phone: Phone) -> str:
 def display(phone: Phone) -> str:
     """``dumpsys display``: viewports (logical display 0 = the main physical display) and its rotation."""
     w, h = logical_size(phone)
-    rotation = phone.scenario.rotation
+    rotation = phone.hw.rotation
     ports = [f"DisplayViewport{{type=INTERNAL, valid=true, isActive=true, displayId=0, uniqueId='local:{MAIN_ID}', "
              f"physicalPort=129, orientation={rotation}, logicalFrame=Rect(0, 0 - {w}, {h}), "
              f"physicalFrame=Rect(0, 0 - {w}, {h}), deviceWidth={w}, deviceHeight={h}}}"]

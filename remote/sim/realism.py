@@ -17,7 +17,7 @@ says where a value is an assumption. The keys (all optional)::
     screen_off: false            # the phone sleeps (R6)
     keyguard: none               # none | swipe | pin (pin stands for any PIN, pattern or password)
     secure_layer: false          # the app's layer is FLAG_SECURE: black under a visible status bar (R8)
-    rotation: 0                  # 0-3: the display is turned (R9)
+    rotation: 0                  # 0-3: the display is turned at start (R9); `settings put system user_rotation` turns it
 
 `Hardware` is the per-phone state these keys start (awake, locked, the dumps
 counted, taps timed for double taps); the shell commands in `remote.sim.android`
@@ -129,10 +129,15 @@ class Hardware:
         self.last_tap: tuple[float, int, int] | None = None
         self.double_taps = 0                        # pairs of taps that a GestureDetector takes as a double tap
         self.unlocked_by_swipe = 0
+        # the display's rotation (R9): the scenario's at start, turned at run time through the two Settings.System
+        # keys real phones are turned with (`settings put system ...`, remote.sim.real_screen.put_rotation)
+        self.rotation = scenario.rotation           # the display as turned now (Surface.ROTATION_0..270)
+        self.user_rotation = scenario.rotation      # USER_ROTATION: used while the accelerometer is off
+        self.auto_rotate = False                    # ACCELEROMETER_ROTATION
 
     def snapshot(self) -> dict[str, Any]:
         return {"awake": self.awake, "locked": self.locked, "bouncer": self.bouncer, "dumps": self.dumps,
-                "double_taps": self.double_taps}
+                "double_taps": self.double_taps, "rotation": self.rotation}
 
 
 # ---------------------------------------------------------------- timings and the link

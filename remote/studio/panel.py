@@ -1,4 +1,5 @@
-"""The phone panel (keys, swipes, text into the focused field), a new module made from the page, and the export.
+"""The phone panel (keys, swipes, rotation, text into the focused field), a new module made from the page, and the
+export.
 
 The panel's keys are a fixed list (BACK, HOME, recent apps, volume): none calls,
 ends a call or opens an app, so none needs a yes; they go straight to the phone
@@ -6,6 +7,8 @@ ends a call or opens an app, so none needs a yes; they go straight to the phone
 While recording, BACK and HOME become steps (``press_key``) run through the
 runner like every recorded action. Text goes through the runner as an
 ``input_text`` step, so a typed pay or delete word is judged as in a run.
+Rotating sends the two fixed settings commands Android is turned with over adb
+(`ROTATE`); it is not a step, so it is refused while recording.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from starlette.requests import Request
 
 from remote.apps import APPS_DIR
 from remote.config import Settings
+from remote.core.device import screen_state
 from remote.core.safe_files import write_atomic
 from remote.errors import BadInput, ConfigError
 from remote.studio.draft import NAME, plan_of
@@ -27,6 +31,10 @@ from remote.studio.web import number
 Studio = Any    # remote.studio.app.Studio, which imports these routes (named here without the import cycle)
 
 PANEL_KEYS = ("BACK", "HOME", "APP_SWITCH", "VOLUME_UP", "VOLUME_DOWN")
+# How the panel turns the phone: a quarter turn left or right, or back to the natural (portrait) orientation. A turn
+# left is Surface.ROTATION_90 ("if the device is rotated 90 degrees counter-clockwise ... ROTATION_90",
+# developer.android.com/reference/android/view/Display#getRotation()), so the quarter turns add 1 or 3.
+ROTATE = {"left": 1, "right": 3, "portrait": 0}
 MODULE_NAME = NAME         # a module's name is a word, as a task's
 
 
@@ -51,6 +59,8 @@ def phone(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, A
             raise BadInput(f"the swipe leaves the {w}x{h} screen")
         studio.acts.direct(lambda device: device.swipe(x1, y1, x2, y2, 300))
         return {"done": f"swiped ({x1}, {y1}) -> ({x2}, {y2})"}
+    if "rotate" in body:
+        return _rotate(studio, body["rotate"], recording)
     if "text" in body:
         text = body["text"]
         if not isinstance(text, str) or not text or len(text) > 2000:
@@ -60,7 +70,28 @@ def phone(studio: Studio, request: Request, body: dict[str, Any]) -> dict[str, A
         plan = plan_of(studio.module, {"name": "type", "patterns": ["studio type"],
                                        "steps": [{"action": "input_text", "params": {"text": text}}]}, {})
         return {"result": studio.acts.run(plan, "studio: type into the focused field")}
-    raise BadInput("the panel sends {\"key\"}, {\"swipe\"} or {\"text\"}")
+    raise BadInput("the panel sends {\"key\"}, {\"swipe\"}, {\"rotate\"} or {\"text\"}")
+
+
+def _rotate(studio: Studio, how: Any, recording: bool) -> dict[str, Any]:
+    """``{"rotate": "left"|"right"|"portrait"}``: turn the display as Android is turned over adb, auto-rotate off
+    and then ``user_rotation`` (Settings.System ACCELEROMETER_ROTATION / USER_ROTATION, developer.android.com/
+    reference/android/provider/Settings.System), from the rotation ``dumpsys display`` says it has now (R9)."""
+    if not isinstance(how, str) or how not in ROTATE:
+        raise BadInput(f"rotate is one of {', '.join(ROTATE)}, not {str(how)[:20]!r}")
+    if recording:
+        raise BadInput("turning the phone is not a step of a task", hint="stop the recording to turn the phone")
+    turned: list[int] = []
+
+    def doing(device: Any) -> None:
+        now = screen_state.rotation(device.shell(["dumpsys", "display"]))
+        to = (now + ROTATE[how]) % 4 if ROTATE[how] else 0
+        device.shell(["settings", "put", "system", "accelerometer_rotation", "0"])
+        device.shell(["settings", "put", "system", "user_rotation", str(to)])
+        turned.append(to)
+
+    studio.acts.direct(doing)
+    return {"done": f"turned the phone to {turned[0] * 90}°", "rotation": turned[0]}
 
 
 def _recorded(studio: Studio, action: dict[str, Any]) -> dict[str, Any]:

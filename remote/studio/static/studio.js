@@ -304,7 +304,7 @@ function enable() {
   const has = { pick: !!S.chosen, switch: !!S.chosen && !!S.sel && !!S.sel.checkable };
   document.querySelectorAll("[data-needs]").forEach((b) => { b.disabled = !live || !has[b.dataset.needs]; });
   ["launch-this", "app-this", "record", "type-here"].forEach((id) => { $(id).disabled = !live; });
-  document.querySelectorAll("#panel button").forEach((b) => { b.disabled = !live; });
+  document.querySelectorAll("#panel button").forEach((b) => { b.disabled = !live || (S.recording && !!b.dataset.rotate); });
   const steps = t ? t.task.steps.length : 0;
   $("run-all").disabled = !live || !steps;
   $("save").disabled = !steps || !t.task.success_check || $("name").value === "new_task" || S.recording;
@@ -325,7 +325,8 @@ function wire() {
     if (e && e.editable && held <= 600) { S.field = down.p; say("type into this field with the box below"); return; }
     return record(held > 600 ? "long_press" : "tap", { x: down.p[0], y: down.p[1] });
   }));
-  document.querySelectorAll("#panel button").forEach((b) => { b.onclick = () => guarded(() => phone({ key: b.dataset.key })); });
+  document.querySelectorAll("#panel button").forEach((b) => {
+    b.onclick = () => guarded(() => phone(b.dataset.rotate ? { rotate: b.dataset.rotate } : { key: b.dataset.key })); });
   const buttons = { "launch-this": "launch", "tap-this": "tap", "wait-this": "wait", "check-this": "check", "gone-this": "gone",
     "on-this": "switch_on", "off-this": "switch_off", "app-this": "app" };
   Object.entries(buttons).forEach(([id, kind]) => { $(id).onclick = () => guarded(() => add(kind)); });
