@@ -91,6 +91,15 @@ def shared_server(link: AdbLink) -> TreeServer:
         return server
 
 
+def release(link: AdbLink) -> None:
+    """Stop this process's server on the phone of ``link``, if one runs (a dump is about to run there: a studio
+    or an MCP session kept one, and a run in the same process reads by dump)."""
+    with _SHARED_LOCK:
+        server = _SHARED.get((link.host, link.port, link.serial))
+    if server is not None and server.running:
+        server.stop()
+
+
 def _stop_all() -> None:
     for server in list(_SHARED.values()):
         server.stop()
@@ -126,6 +135,7 @@ class FastTree:
         if self.mode is TreeMode.SERVER and self.state is TreeState.OFF:   # never the dump: the same failure again
             raise TreeServerError(Trouble(self.report.trouble), self.report.fallback)
         if self.mode is TreeMode.DUMP or self.state is TreeState.OFF:
+            release(self.link)   # never both at once: a server this process left on the phone stops first
             return None
         if self.state is TreeState.NOT_STARTED and not self._start():
             return None
