@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -84,14 +85,18 @@ NEAR: list[tuple[str, str, str, dict[str, Any]]] = [
     ("other app", "open a chat", "在QQ里看看和李四的聊天", launch("com.tencent.mobileqq")),
     ("other app", "send (paraphrased)", "跟李四用短信讲一声周末去爬山", launch("com.android.mms")),
     ("other verb", "open a chat", "在微信里删掉和李四的聊天",
-     launch("com.tencent.mm", {"action": "long_press", "target_ref": "text:李四"},
-            {"action": "tap", "target_ref": "text:删除该聊天"})),
+     launch("com.tencent.mm", {"action": "tap", "target_ref": "text:删除该聊天"})),
     ("other verb", "bluetooth on", "我想关掉蓝牙耳机", launch("com.android.settings")),
     ("sensitive value", "open a chat", "在微信里看看和微信支付的聊天", open_chat("微信支付")),
     ("sensitive value", "send (paraphrased)", "跟李四讲一声转账500块给我", send("李四", "转账500块给我")),
 ]
 NEAR_CONTACTS = ["张三", "李四", "王五", "文件传输助手", "微信支付"]
 VERSIONS = ("8.0.1", "8.0.32")     # the send is learned on the sim's newest WeChat (8.0.47)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded to ``width`` columns, a wide (CJK) character counting two."""
+    return text + " " * max(0, width - sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text))
 
 
 class Near(Enum):
@@ -211,7 +216,7 @@ def teach_and_replay(work: Path, replays: int) -> tuple[dict[str, Cost], dict[st
 def near_sentences(work: Path, stores: dict[str, LearnedStore]) -> int:
     """Each near sentence once, the learned tasks in place (nothing new is saved); how many were judged right."""
     print("\nnear sentences (must not replay a learned task silently; the person answers no to any question)")
-    print(f"{'kind':16} {'close to':20} {'sentence':24} {'judged':26} {'right':6} result")
+    print(f"{'kind':16} {'close to':20} {'sentence':30} {'judged':26} {'right':6} result")
     right = 0
     for kind, task, sentence, reply in NEAR:
         person = Asked()
@@ -221,7 +226,7 @@ def near_sentences(work: Path, stores: dict[str, LearnedStore]) -> int:
         ok = outcome in RIGHT["near"]
         right += ok
         cause = result.error_message.splitlines()[0][:60] if result.error_message else ""
-        print(f"{kind:16} {task:20} {sentence:24} {outcome.value:26} {'yes' if ok else 'NO':6} "
+        print(f"{kind:16} {task:20} {pad(sentence, 30)} {outcome.value:26} {'yes' if ok else 'NO':6} "
               f"{result.status.value}, {result.model_usage.calls} calls ({result.plan_source}){' ' + cause if cause else ''}")
     print(f"near sentences judged right: {right}/{len(NEAR)}")
     return right
