@@ -226,8 +226,12 @@ def near_sentences(work: Path, stores: dict[str, LearnedStore]) -> int:
         ok = outcome in RIGHT["near"]
         right += ok
         cause = result.error_message.splitlines()[0][:60] if result.error_message else ""
+        replay = result.learning or {}
+        how = (f", healed steps {replay.get('healed_steps', [])}, handed over {replay.get('handed_over', False)}"
+               if "replayed" in replay else "")
         print(f"{kind:16} {task:20} {pad(sentence, 30)} {outcome.value:26} {'yes' if ok else 'NO':6} "
-              f"{result.status.value}, {result.model_usage.calls} calls ({result.plan_source}){' ' + cause if cause else ''}")
+              f"{result.status.value}, {result.model_usage.calls} calls ({result.plan_source}{how})"
+              f"{' ' + cause if cause else ''}")
     print(f"near sentences judged right: {right}/{len(NEAR)}")
     return right
 
