@@ -189,7 +189,8 @@ def _same_app_negative(pairs, pi, box, crop, rng) -> int | None:
 
 
 def build_cases(pairs: list[Pair], per_screen: int, seed: int = 7, limit: int | None = None,
-                low_info=None, conditions: tuple[str, ...] = POSITIVE) -> tuple[list[Case], dict[str, int]]:
+                low_info=None, conditions: tuple[str, ...] = POSITIVE,
+                parts: tuple[str, ...] = PART_NAMES) -> tuple[list[Case], dict[str, int]]:
     """Per part (:data:`PARTS`): ``limit`` screenshots (all when None), ``per_screen`` clickable elements
     of each cropped as templates, each located on the screen in every positive condition, and as absent
     templates on a screenshot of another app of the same part (``negative``) and on another screenshot
@@ -199,7 +200,7 @@ def build_cases(pairs: list[Pair], per_screen: int, seed: int = 7, limit: int | 
     cases: list[Case] = []
     skipped: dict[str, int] = {"low_info": 0, "no_same_app_negative": 0, "repeated": 0}
     taken: set[bytes] = set()   # a template cut again from another screen of the app is the same test
-    for part in PART_NAMES:
+    for part in parts:
         rng = random.Random(seed)
         rng_neg = random.Random(seed + 1)   # apart, so adding negatives leaves the positives unchanged
         members = [i for i, p in enumerate(pairs) if PARTS.get(p.folder) == part]

@@ -58,7 +58,7 @@ def elsewhere(box, label, other: dict[tuple[int, int, int, int], tuple[str, str]
 
 
 def build_moved(pairs: list[Pair], per_screen: int, zh_folders: set[str], seed: int = 7, limit: int | None = None,
-                low_info=None) -> tuple[list[Case], dict[str, int]]:
+                low_info=None, parts: tuple[str, ...] = PART_NAMES) -> tuple[list[Case], dict[str, int]]:
     """Per part: for ``limit`` screenshots (all when None), up to ``per_screen`` clickable elements that sit
     elsewhere on another screenshot of the same app and folder, each located there. A template cut again
     from another screen (the same pixels) is the same test and skipped."""
@@ -78,7 +78,7 @@ def build_moved(pairs: list[Pair], per_screen: int, zh_folders: set[str], seed: 
             labelled[i] = _labelled(dump(i))
         return labelled[i]
 
-    for part in PART_NAMES:
+    for part in parts:
         rng = random.Random(seed + 2)
         members = [i for i, p in enumerate(pairs) if part_of(p, zh_folders) == part]
         order = list(members)

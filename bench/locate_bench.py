@@ -178,10 +178,12 @@ def main() -> int:
     if wanted - set(CONDITIONS):
         ap.error(f"unknown condition(s) {', '.join(sorted(wanted - set(CONDITIONS)))}; known: {', '.join(CONDITIONS)}")
     conds = POSITIVE + (EXTRA if args.extra_scales or (args.conditions and wanted & set(EXTRA)) else ())
-    cases, counts = build_cases(pairs, args.per_screen, limit=args.limit or None, low_info=low, conditions=conds)
+    parts = (args.part,) if args.part else PART_NAMES   # each part's cases are drawn alike, alone or together
+    cases, counts = build_cases(pairs, args.per_screen, limit=args.limit or None, low_info=low, conditions=conds,
+                                parts=parts)
     if "moved" in wanted:
         moved, moved_counts = build_moved(pairs, MOVED_PER_SCREEN * args.per_screen, {p.folder for p in zh_pairs},
-                                          limit=args.limit or None, low_info=low)
+                                          limit=args.limit or None, low_info=low, parts=parts)
         cases += moved
         counts.update(moved_counts)
     cases = [c for c in cases if (not args.part or c.part == args.part) and c.condition in wanted]
