@@ -26,8 +26,11 @@ from PIL import Image, ImageEnhance
 POSITIVE = ("same", "x0.75", "x1.33", "jpeg70+bright")
 EXTRA = ("x0.5", "x1.13", "zoom1.15")
 NEGATIVE = ("negative", "neg-same-app")
-CONDITIONS = POSITIVE + EXTRA + NEGATIVE
-SCALES = {"same": 1.0, "x0.75": 0.75, "x1.33": 1.33, "x0.5": 0.5, "x1.13": 1.13, "zoom1.15": 1.15, "jpeg70+bright": 1.0,
+# A template located on another screenshot of the same app where its element sits elsewhere (the UI
+# dumps say where): the one condition whose screen is not the template's own pixels (``_moved``).
+MOVED = ("moved",)
+CONDITIONS = POSITIVE + EXTRA + MOVED + NEGATIVE
+SCALES = {"moved": 1.0, "same": 1.0, "x0.75": 0.75, "x1.33": 1.33, "x0.5": 0.5, "x1.13": 1.13, "zoom1.15": 1.15, "jpeg70+bright": 1.0,
           "negative": 1.0, "neg-same-app": 1.0}
 ABSENT_RMS = 12.0   # a window closer than this (RMS, 0-255 levels) to the template means "it is there"
 MIN_SIDE, MAX_SIDE = 32, 400
@@ -155,12 +158,18 @@ def copy_of(original: np.ndarray, box: tuple[int, int, int, int], candidate: tup
     """Whether ``candidate`` (a box on the screen conditioned at ``scale``) holds a pixel copy of the
     element at ``box`` in the ``original`` screenshot (RMS <= ABSENT_RMS within 3 px of its place):
     copies are judged before the rescaling or recompression that makes them differ by phase."""
+    return copy_in(original[box[1]:box[3], box[0]:box[2]], original, candidate, scale)
+
+
+def copy_in(template: np.ndarray, original: np.ndarray, candidate: tuple[int, int, int, int], scale: float) -> bool:
+    """Whether ``candidate`` (a box, or a point as a box of no size, on the screen conditioned at ``scale``)
+    holds a pixel copy of ``template`` in the ``original`` screenshot (before its conditioning)."""
     cx, cy = (candidate[0] + candidate[2]) / 2 / scale, (candidate[1] + candidate[3]) / 2 / scale
-    w, h = box[2] - box[0], box[3] - box[1]
+    h, w = template.shape[:2]
     x0, y0 = round(cx - w / 2) - 3, round(cy - h / 2) - 3
     H, W = original.shape[:2]
     region = original[max(0, y0):min(H, y0 + h + 6), max(0, x0):min(W, x0 + w + 6)]
-    return _rms_min(original[box[1]:box[3], box[0]:box[2]], region) <= ABSENT_RMS
+    return _rms_min(template, region) <= ABSENT_RMS
 
 
 def _same_app_negative(pairs, pi, box, crop, rng) -> int | None:
@@ -180,7 +189,8 @@ def _same_app_negative(pairs, pi, box, crop, rng) -> int | None:
 
 
 def build_cases(pairs: list[Pair], per_screen: int, seed: int = 7, limit: int | None = None,
-                low_info=None, conditions: tuple[str, ...] = POSITIVE) -> tuple[list[Case], dict[str, int]]:
+                low_info=None, conditions: tuple[str, ...] = POSITIVE,
+                parts: tuple[str, ...] = PART_NAMES) -> tuple[list[Case], dict[str, int]]:
     """Per part (:data:`PARTS`): ``limit`` screenshots (all when None), ``per_screen`` clickable elements
     of each cropped as templates, each located on the screen in every positive condition, and as absent
     templates on a screenshot of another app of the same part (``negative``) and on another screenshot
@@ -190,7 +200,7 @@ def build_cases(pairs: list[Pair], per_screen: int, seed: int = 7, limit: int | 
     cases: list[Case] = []
     skipped: dict[str, int] = {"low_info": 0, "no_same_app_negative": 0, "repeated": 0}
     taken: set[bytes] = set()   # a template cut again from another screen of the app is the same test
-    for part in PART_NAMES:
+    for part in parts:
         rng = random.Random(seed)
         rng_neg = random.Random(seed + 1)   # apart, so adding negatives leaves the positives unchanged
         members = [i for i, p in enumerate(pairs) if PARTS.get(p.folder) == part]

@@ -1,16 +1,18 @@
 """Counting and printing for the locator bench: results per method, part and condition, the two
 parts side by side, the product owner's summary table with its targets, and the refusal rules' record.
 
-How a result is counted (positives):
-  hit    found, reliable, tap point inside the true box
-  dup    found with reliable=False and every candidate a copy of the true element (a pixel copy
-         in the screenshot before it was rescaled or recompressed, ``_cases.copy_of``; the true box
-         itself need not be listed when there are more copies than candidates) -- identical
-         elements, a correct refusal to pick one
-  amb    found with reliable=False otherwise (not tapped blindly; a miss)
-  wrong  found, reliable, somewhere else (the failure that matters)
-"found" = hit + dup. On absent templates "found" = wrong + amb (anything claimed).
-Airtest returns one point: hit, wrong or miss.
+One rule for every matcher (``remote``'s locator and Airtest alike), on positives:
+  hit    a tap inside the true box (the tap on the target)
+  copy   a tap on an identical copy of the target elsewhere (a pixel copy in the screenshot before it
+         was rescaled or recompressed, ``_cases.copy_in``): the same pixels, another place
+  dup    no tap, a refusal (reliable=False) with every candidate a copy of the target (the true box
+         itself need not be listed when there are more copies than candidates); only ``remote``
+         refuses, Airtest always answers one point
+  amb    any other refusal (not tapped blindly; a miss)
+  wrong  a tap somewhere else, not on a copy (the failure that matters)
+"found" = hit + copy + dup; "among copies" = copy + dup, the share of answers that landed on, or
+refused between, identical elements: a tap on any copy is the same outcome for both matchers.
+On absent templates "found" = wrong + amb (anything claimed).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import statistics
 from collections import defaultdict
 
 import numpy as np
-from _cases import EXTRA, NEGATIVE, PART_NAMES, POSITIVE
+from _cases import EXTRA, MOVED, NEGATIVE, PART_NAMES, POSITIVE
 
-KINDS = ("hit", "dup", "amb", "wrong")
+KINDS = ("hit", "copy", "dup", "amb", "wrong")
+FOUND = ("hit", "copy", "dup")
+SHOWN = POSITIVE + MOVED   # the positive conditions of the summary
 GAP_POINTS = 2.0   # a tuning/checking difference larger than this is a finding, not noise to tune away
 
 
@@ -33,15 +37,29 @@ def inside(pt, box) -> bool:
     return box[0] <= pt[0] < box[2] and box[1] <= pt[1] < box[3]
 
 
+def judge_tap(point, right, same_thing) -> str:
+    """hit | copy | wrong | miss for one tap point (None: no answer), whoever chose it. ``right(point)``:
+    the point is on the target (None: an absent template, any tap is wrong); ``same_thing(box)``: that
+    box (a point is a box of no size) holds a copy of the target."""
+    if point is None:
+        return "miss"
+    if right is None:
+        return "wrong"
+    if right(point):
+        return "hit"
+    return "copy" if same_thing((point[0], point[1], point[0], point[1])) else "wrong"
+
+
 def judge(res, right, same_thing) -> str:
-    """hit | dup | amb | wrong | miss for one locator result. ``right(point)``: the point is on the
-    target (None: an absent template); ``same_thing(bbox)``: that box holds a copy of the target."""
+    """The kind of one ``remote`` locator result: a trusted answer is a tap (:func:`judge_tap`, as
+    Airtest's point is); a refused one is ``dup`` when every candidate is a copy of the target, else
+    ``amb`` (on an absent template: claimed)."""
     if not res.success:
         return "miss"
-    if right is None:   # absent: reliable -> a wrong tap; unreliable -> still claimed ("amb")
-        return "wrong" if res.reliable else "amb"
     if res.reliable:
-        return "hit" if right(res.element.center) else "wrong"
+        return judge_tap(res.element.center, right, same_thing)
+    if right is None:
+        return "amb"
     boxes = [e.bbox for e in res.candidates] or [res.element.bbox]
     return "dup" if all(same_thing(b) for b in boxes) else "amb"
 
@@ -61,36 +79,38 @@ class Tally:
             r[kind] += 1
         if low_info:
             r["low_n"] += 1
-            r["low_found"] += kind in (("wrong", "amb") if cond in NEGATIVE else ("hit", "dup"))
+            r["low_found"] += kind in (("wrong", "amb") if cond in NEGATIVE else FOUND)
 
     def methods(self) -> list[str]:
         return sorted({k[0] for k in self.rows}, key=lambda m: (m != "remote", m))
 
     def found(self, method: str, part: str, conds: tuple[str, ...]) -> tuple[int, int]:
-        """(claimed, n) over ``conds``: hit + dup on positives, wrong + amb on absent templates."""
+        """(claimed, n) over ``conds``: hit + copy + dup on positives, wrong + amb on absent templates."""
         got = n = 0
         for c in conds:
             r = self.rows.get((method, part, c))
             if r:
                 n += r["n"]
-                got += r["wrong"] + r["amb"] if c in NEGATIVE else r["hit"] + r["dup"]
+                got += sum(r[k] for k in (("wrong", "amb") if c in NEGATIVE else FOUND))
         return got, n
 
-    def count(self, method: str, part: str, conds: tuple[str, ...], kind: str) -> tuple[int, int]:
+    def count(self, method: str, part: str, conds: tuple[str, ...], *kinds: str) -> tuple[int, int]:
         rows = [self.rows.get((method, part, c)) for c in conds]
-        return sum(r[kind] for r in rows if r), sum(r["n"] for r in rows if r)
+        return sum(r[k] for r in rows if r for k in kinds), sum(r["n"] for r in rows if r)
 
     def ms(self, method: str, part: str, conds: tuple[str, ...]) -> list[float]:
         return [v for c in conds for v in self.rows.get((method, part, c), {"ms": []})["ms"]]
 
     def print_sides(self) -> None:
         """Every method and condition, the tuning part beside the checking part."""
-        print("\nper condition: tuning part | checking part   (found = hit + dup on positives, claimed on absent;"
+        print("\nper condition: tuning part | checking part   (found = hit + copy + dup on positives, claimed on"
+              " absent; hit = a tap on the target, copy = a tap on an identical copy, dup = refused among copies;"
               " lowinfo = found among flat/thin templates)")
-        head = f"{'n':>5}{'found%':>8}{'hit%':>7}{'dup%':>6}{'amb%':>6}{'wrong%':>7}{'lowinfo':>9}{'med':>7}{'p95':>7}"
+        head = (f"{'n':>5}{'found%':>8}{'hit%':>7}{'copy%':>6}{'dup%':>6}{'amb%':>6}{'wrong%':>7}{'lowinfo':>9}"
+                f"{'med':>7}{'p95':>7}")
         print(f"{'method':<18}{'condition':<15}{head} |{head}{'gap':>7}")
         for m in self.methods():
-            for c in POSITIVE + EXTRA + NEGATIVE:
+            for c in POSITIVE + EXTRA + MOVED + NEGATIVE:
                 cells, rates = [], []
                 for part in PART_NAMES:
                     r = self.rows.get((m, part, c))
@@ -99,11 +119,11 @@ class Tally:
                         rates.append(None)
                         continue
                     n = r["n"]
-                    got = r["wrong"] + r["amb"] if c in NEGATIVE else r["hit"] + r["dup"]
+                    got = sum(r[k] for k in (("wrong", "amb") if c in NEGATIVE else FOUND))
                     rates.append(100 * got / n)
                     low = f"{r['low_found']}/{r['low_n']}"
-                    cells.append(f"{n:>5}{100 * got / n:>8.1f}{100 * r['hit'] / n:>7.1f}{100 * r['dup'] / n:>6.1f}"
-                                 f"{100 * r['amb'] / n:>6.1f}{100 * r['wrong'] / n:>7.1f}{low:>9}"
+                    cells.append(f"{n:>5}{100 * got / n:>8.1f}{100 * r['hit'] / n:>7.1f}{100 * r['copy'] / n:>6.1f}"
+                                 f"{100 * r['dup'] / n:>6.1f}{100 * r['amb'] / n:>6.1f}{100 * r['wrong'] / n:>7.1f}{low:>9}"
                                  f"{statistics.median(r['ms']):>7.1f}{pct(r['ms'], 95):>7.1f}")
                 if all(v is None for v in rates):
                     continue
@@ -117,29 +137,40 @@ def _rate(got_n: tuple[int, int]) -> float:
 
 
 def summary(t: Tally, method: str, part: str) -> dict[str, float]:
-    """The product owner's columns for one method on one part."""
-    out = {c: _rate(t.found(method, part, (c,))) for c in POSITIVE}
-    out["wrong"] = _rate(t.count(method, part, POSITIVE, "wrong"))
+    """The product owner's columns for one method on one part: found per condition; over the four
+    positive conditions the tap on the target, the answers among copies and the wrong taps; the same
+    three on ``moved`` alone; absent templates claimed; times."""
+    out = {c: _rate(t.found(method, part, (c,))) for c in SHOWN}
+    for key, conds in (("", POSITIVE), ("moved ", MOVED)):
+        out[f"{key}target"] = _rate(t.count(method, part, conds, "hit"))
+        out[f"{key}copies"] = _rate(t.count(method, part, conds, "copy", "dup"))
+        out[f"{key}wrong"] = _rate(t.count(method, part, conds, "wrong"))
     out["absent"] = _rate(t.found(method, part, NEGATIVE))
     ms = t.ms(method, part, POSITIVE + NEGATIVE)
     out["median"], out["p95"] = (statistics.median(ms) if ms else float("nan")), pct(ms, 95)
-    for c in POSITIVE + NEGATIVE:
+    for c in SHOWN + NEGATIVE:
         cm = t.ms(method, part, (c,))
         out[f"median {c}"] = statistics.median(cm) if cm else float("nan")
         out[f"p95 {c}"] = pct(cm, 95)
     return out
 
 
+SUMMARY_COLS = (("same", "same"), ("x0.75", "x0.75"), ("x1.33", "x1.33"), ("jpeg70+bright", "jpeg+br"),
+                ("target", "target"), ("copies", "copies"), ("wrong", "wrong"), ("moved", "moved"),
+                ("moved target", "mv tgt"), ("moved copies", "mv cop"), ("moved wrong", "mv wr"),
+                ("absent", "absent"), ("median", "med ms"), ("p95", "p95 ms"))
+
+
 def print_summary(t: Tally) -> dict[str, dict[str, dict[str, float]]]:
     """The owner's table per part, the targets on the checking part, and the tuning/checking gaps."""
     table = {part: {m: summary(t, m, part) for m in t.methods()} for part in PART_NAMES}
-    cols = ("same", "x0.75", "x1.33", "jpeg70+bright", "wrong", "absent", "median", "p95")
     for part in PART_NAMES:
-        print(f"\nsummary, {part} part (hit = found on positives; wrong place over all positives; absent = claimed)")
-        print(f"{'method':<18}{'same':>8}{'x0.75':>8}{'x1.33':>8}{'jpeg+br':>9}{'wrong':>8}{'absent':>8}"
-              f"{'med ms':>8}{'p95 ms':>8}")
+        print(f"\nsummary, {part} part (found % per condition; target = a tap on the target, copies = a tap on"
+              " or a refusal among identical copies, wrong = a tap elsewhere, over the four positive conditions,"
+              " then on moved; absent = claimed)")
+        print(f"{'method':<18}" + "".join(f"{head:>8}" for _, head in SUMMARY_COLS))
         for m, s in table[part].items():
-            print(f"{m:<18}" + "".join(f"{s[c]:>{9 if c == 'jpeg70+bright' else 8}.1f}" for c in cols))
+            print(f"{m:<18}" + "".join(f"{s[c]:>8.1f}" for c, _ in SUMMARY_COLS))
     if all("remote" in table[part] and table[part]["remote"]["same"] == table[part]["remote"]["same"]
            for part in PART_NAMES):   # both parts measured (an empty part's figures are NaN)
         _print_targets(table)

@@ -10,13 +10,17 @@ figures are results. A gap of more than 2 points between the parts is a finding 
 For clickable elements of 32-400 px it crops templates (flat or thin ones included: they are
 counted in the ``lowinfo`` column) and locates each (a) on the same screenshot, (b) on it rescaled
 x0.75 and x1.33 (``--extra-scales``: also x0.5 and x1.13), (c) after JPEG q70 and a 12 % brightness
-gain, and as absent templates (d) on a screenshot of another app and on another screenshot of the
-same app where it is absent by the UI dump and by pixels. The locator is told the size of the
+gain, (e) ``moved``: on another screenshot of the same app where its element sits elsewhere by the UI
+dumps (``_moved``: the one condition whose screen is not the template's own pixels; the checking part
+adds the data folder's real-zh, ``--zh``), and as absent templates (d) on a screenshot of another app and
+on another screenshot of the same app where it is absent by the UI dump and by pixels. The locator is told the size of the
 screen each template was cut from, and Airtest 1.4.3 (its own interpreter, ``--airtest-python``)
 gets it as ``resolution=``, as its IDE records it; Airtest's ``Template.match_in`` (default chain)
 and its multiscale-pre strategy alone run on the same PNG files, case by case after ours (one
 process at a time, so the load is the same for both). Every locate of ours builds its ``Screen``
-from the array, as one runner step does. Counting: ``_tally``.
+from the array, as one runner step does. Counting: ``_tally``, one rule for both matchers: a tap on
+an identical copy of the target is ``copy`` whoever tapped, beside the tap on the target (``hit``)
+and ``remote``'s refusal among copies (``dup``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from itertools import groupby
 from pathlib import Path
 
@@ -43,10 +48,11 @@ from _cases import (  # noqa: E402
     SCALES,
     build_cases,
     condition_screen,
-    copy_of,
+    copy_in,
     load_pairs,
 )
-from _tally import Refusals, Tally, inside, judge, print_calibration, print_summary  # noqa: E402
+from _moved import build_moved  # noqa: E402
+from _tally import Refusals, Tally, inside, judge, judge_tap, print_calibration, print_summary  # noqa: E402
 
 from remote.core.locate import matching  # noqa: E402
 from remote.core.locate.hybrid_locator import VISUAL, HybridLocator  # noqa: E402
@@ -54,7 +60,9 @@ from remote.core.locate.screen import Screen  # noqa: E402
 from tests.support.data import data_path  # noqa: E402
 
 DATA = data_path("real-dev")   # REMOTE_DATA_DIR, else shared/data beside the checkout
+ZH_DATA = data_path("real-zh")
 AIRTEST = "/work/airtest-venv/bin/python"
+MOVED_PER_SCREEN = 4   # times --per-screen: few elements of a screen also sit elsewhere on another one
 
 
 class AirtestWorker:
@@ -82,12 +90,6 @@ class AirtestWorker:
         self._log.close()
 
 
-def _airtest_kind(pos, expected) -> str:
-    if pos is None:
-        return "miss"
-    return "hit" if expected is not None and inside(pos, expected) else "wrong"
-
-
 def run(cases, pairs, tiers_to_run, airtest: AirtestWorker | None, scale_prior: bool = True):
     """Every case through our chain (and per-tier lists), then Airtest; screens grouped so each
     conditioned screen is built once (the locator still builds its ``Screen`` per locate)."""
@@ -108,9 +110,10 @@ def run(cases, pairs, tiers_to_run, airtest: AirtestWorker | None, scale_prior: 
             src = Image.open(pairs[c.tpl_pair].image_path).convert("RGB")
             tpl = src.crop(c.tpl_box)
             right = None if c.expected is None else (lambda pt, e=c.expected: inside(pt, e))
+            tpl_arr = np.asarray(tpl)
 
-            def same_thing(b, c=c, orig=orig):
-                return c.expected is not None and copy_of(orig, c.tpl_box, b, SCALES[c.condition])
+            def same_thing(b, c=c, orig=orig, tpl_arr=tpl_arr):   # one rule for both matchers (_tally)
+                return c.expected is not None and copy_in(tpl_arr, orig, b, SCALES[c.condition])
             for name, tiers in tiers_to_run:
                 if name == "template" and cond.startswith(("x", "zoom")):
                     continue
@@ -129,9 +132,9 @@ def run(cases, pairs, tiers_to_run, airtest: AirtestWorker | None, scale_prior: 
                 if not tpl_png.exists():
                     tpl.save(tpl_png)
                 r = airtest.run(i, scr_png, tpl_png, src.size)
-                tally.add("airtest match_in", c.part, cond, _airtest_kind(r["match_in"], c.expected),
+                tally.add("airtest match_in", c.part, cond, judge_tap(r["match_in"], right, same_thing),
                           r["match_in_ms"], c.low_info)
-                tally.add("airtest mstpl", c.part, cond, _airtest_kind(r["mstpl"], c.expected), r["mstpl_ms"],
+                tally.add("airtest mstpl", c.part, cond, judge_tap(r["mstpl"], right, same_thing), r["mstpl_ms"],
                           c.low_info)
         if airtest:
             scr_png.unlink(missing_ok=True)
@@ -141,6 +144,8 @@ def run(cases, pairs, tiers_to_run, airtest: AirtestWorker | None, scale_prior: 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--zh", default=str(ZH_DATA), help="Chinese development screens, for the moved condition's "
+                    "checking part (default: the data folder's real-zh; 'none': real-dev alone)")
     ap.add_argument("--limit", type=int, default=0, help="screenshots per part (default: all)")
     ap.add_argument("--per-screen", type=int, default=4, help="templates per screenshot (default 4)")
     ap.add_argument("--part", choices=PART_NAMES, help="one part only (tuning while fitting constants)")
@@ -161,6 +166,11 @@ def main() -> int:
     if args.quick:
         args.limit, args.no_airtest = args.limit or 12, True
     pairs = load_pairs(data)
+    zh = Path(args.zh)
+    zh_pairs = load_pairs(zh) if args.zh != "none" and (zh / "MANIFEST.tsv").is_file() else []
+    if args.zh != "none" and not zh_pairs:
+        print(f"moved: no MANIFEST.tsv in {zh}: the checking part's moved cases come from real-dev alone")
+    pairs += zh_pairs
 
     def low(crop):
         return bool(matching.information(crop[:, :, ::-1])["low_info"])
@@ -169,7 +179,14 @@ def main() -> int:
     if wanted - set(CONDITIONS):
         ap.error(f"unknown condition(s) {', '.join(sorted(wanted - set(CONDITIONS)))}; known: {', '.join(CONDITIONS)}")
     conds = POSITIVE + (EXTRA if args.extra_scales or (args.conditions and wanted & set(EXTRA)) else ())
-    cases, counts = build_cases(pairs, args.per_screen, limit=args.limit or None, low_info=low, conditions=conds)
+    parts = (args.part,) if args.part else PART_NAMES   # each part's cases are drawn alike, alone or together
+    cases, counts = build_cases(pairs, args.per_screen, limit=args.limit or None, low_info=low, conditions=conds,
+                                parts=parts)
+    if "moved" in wanted:
+        moved, moved_counts = build_moved(pairs, MOVED_PER_SCREEN * args.per_screen, {p.folder for p in zh_pairs},
+                                          limit=args.limit or None, low_info=low, parts=parts)
+        cases += moved
+        counts.update(moved_counts)
     cases = [c for c in cases if (not args.part or c.part == args.part) and c.condition in wanted]
     for part in PART_NAMES:
         mine = [c for c in cases if c.part == part]
@@ -177,6 +194,11 @@ def main() -> int:
               f"{sum(c.condition == 'same' for c in mine)} templates "
               f"({sum(c.condition == 'same' and c.low_info for c in mine)} flat or thin), {len(mine)} cases")
     print(f"templates without a same-app negative (present on every other screen): {counts['no_same_app_negative']}")
+    for part in PART_NAMES:
+        mv = [c for c in cases if c.part == part and c.condition == "moved"]
+        print(f"moved, {part}: {len(mv)} templates from {len({c.tpl_pair for c in mv})} screenshots, located on "
+              f"{len({c.pair for c in mv})} other screenshots of the same app ("
+              + ", ".join(f"{f} {n}" for f, n in sorted(Counter(pairs[c.pair].folder for c in mv).items())) + ")")
     airtest = None
     if not args.no_airtest:
         if Path(args.airtest_python).is_file():
