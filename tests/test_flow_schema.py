@@ -195,10 +195,10 @@ def test_every_step_written_back_as_a_template_parses_to_itself_and_passes_modul
 
 def test_a_models_sensitive_step_inside_a_block_still_asks():
     from remote.apps import ModuleRegistry
-    from remote.runner.task_runner import TaskRunner
+    from remote.runner.planning import Planning
 
     plan = parse_plan({"steps": [{"action": "retry", "params": {"times": 2}, "steps": [
         {"action": "tap", "target_ref": "text:确认支付"}, {"action": "call", "params": {"number": "10086"}}]}],
         "success_criteria": "x"})
-    marked = TaskRunner._marked(plan, ModuleRegistry().modules["wechat"])
+    marked = Planning.marked(plan, ModuleRegistry().modules["wechat"])
     assert [s.sensitive for s in marked.steps[0].steps] == [True, True]
