@@ -63,4 +63,5 @@ def _own_learned_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
 
 # Fixture modules each area adds (tests/support/*.py) are listed here.
 pytest_plugins: list[str] = ["tests.support.model_fixtures", "tests.support.sim_fixtures",
-                             "tests.support.runner_fixtures", "tests.support.cli_fixtures"]
+                             "tests.support.runner_fixtures", "tests.support.cli_fixtures",
+                             "tests.support.run_fixtures"]

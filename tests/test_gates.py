@@ -25,33 +25,9 @@ from remote.core.records import ActionName
 from remote.mcp.access import AccessGate
 from remote.mcp.session import Session, SessionOptions
 from remote.runner.scope import Scope
-from tests.support.model_fixtures import SECRET_KEY
+from tests.support.run_fixtures import run_sim
 from tests.test_mcp_gates import REGISTRY, Person, in_process
 from tests.test_mcp_stdio import call, ok, text_of
-
-FAST_SIM = {"uiautomator_delay_ms": 0}
-
-
-@pytest.fixture
-def workdir(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for var in ("LLM_PROVIDER", "CUSTOM_LLM_BASE_URL", "CUSTOM_LLM_API_KEY", "REMOTE_MODULES"):
-        monkeypatch.delenv(var, raising=False)
-    (tmp_path / "fast.yaml").write_text(yaml.safe_dump(FAST_SIM), encoding="utf-8")
-    return tmp_path
-
-
-@pytest.fixture
-def with_model(workdir, model_server, monkeypatch):
-    monkeypatch.setenv("CUSTOM_LLM_BASE_URL", model_server.url)
-    monkeypatch.setenv("CUSTOM_LLM_API_KEY", SECRET_KEY)
-    monkeypatch.setenv("CUSTOM_LLM_MODEL", "test-vl")
-    monkeypatch.setenv("LLM_TIMEOUT", "3")
-    return model_server
-
-
-def run_sim(*args: str) -> int:
-    return main(["run", "--device", "sim", "--scenario", "fast.yaml", "--runs-dir", "runs", *args])
 
 
 def records(workdir: Path) -> list[dict[str, Any]]:

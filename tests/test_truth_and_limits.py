@@ -25,34 +25,9 @@ from remote.core.coords import validate_bbox
 from remote.core.plan.schema import PlanError, parse_plan
 from remote.core.record.recorder import RunRecorder
 from tests.support.model_fixtures import SECRET_KEY
+from tests.support.run_fixtures import FAST_SIM, run_sim
 
 ROOT = Path(__file__).resolve().parent.parent
-FAST_SIM = {"uiautomator_delay_ms": 0}
-
-
-@pytest.fixture
-def workdir(tmp_path, monkeypatch):
-    """A clean folder as the user's current directory, no model configured, a fast simulated phone."""
-    monkeypatch.chdir(tmp_path)
-    for var in ("LLM_PROVIDER", "CUSTOM_LLM_BASE_URL", "CUSTOM_LLM_API_KEY", "LLM_TIMEOUT", "LLM_MAX_RETRIES"):
-        monkeypatch.delenv(var, raising=False)
-    (tmp_path / "fast.yaml").write_text(yaml.safe_dump(FAST_SIM), encoding="utf-8")
-    return tmp_path
-
-
-@pytest.fixture
-def with_model(workdir, model_server, monkeypatch):
-    monkeypatch.setenv("CUSTOM_LLM_BASE_URL", model_server.url)
-    monkeypatch.setenv("CUSTOM_LLM_API_KEY", SECRET_KEY)
-    monkeypatch.setenv("CUSTOM_LLM_MODEL", "test-vl")
-    monkeypatch.setenv("LLM_TIMEOUT", "3")
-    return model_server
-
-
-def run_sim(*args: str) -> int:
-    return main(["run", "--device", "sim", "--scenario", "fast.yaml", "--runs-dir", "runs", *args])
-
-
 def last_record(workdir: Path) -> dict:
     runs = sorted((workdir / "runs").iterdir())
     return json.loads((runs[-1] / "run.json").read_text(encoding="utf-8"))
