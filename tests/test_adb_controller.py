@@ -159,7 +159,9 @@ def test_connect_picks_the_only_device_and_reads_its_size(phone_server):
     adb.connect()
     assert adb.serial == "fake-1"
     assert adb.window_size() == (1080, 2400)
-    assert adb.info() == {"serial": "fake-1", "state": "device", "model": "Pixel 7", "android": "14",
+    from remote.commands.devices import device_info
+
+    assert device_info(adb) == {"serial": "fake-1", "state": "device", "model": "Pixel 7", "android": "14",
                           "rom": "Android", "resolution": "1080x2400", "adbkeyboard": True, "keyboard": "enabled"}
 
 

@@ -21,7 +21,7 @@ def _row(serial: str, state: str, host: str, port: int) -> dict[str, Any]:
         return {"serial": serial, "state": state, "note": "; ".join(states.steps(state))}
     adb = ADBController(serial, host=host, port=port, reconnect_attempts=1)
     try:
-        info = adb.connect().info()
+        info = device_info(adb.connect())
     except DeviceError as exc:   # gone between the list and now, or not answering
         return {"serial": serial, "state": state, "note": f"{exc.message}" + (f" ({exc.hint})" if exc.hint else "")}
     finally:
@@ -53,3 +53,18 @@ def run(args: argparse.Namespace) -> int:
     if any(row["state"] == states.READY for row in rows):
         print("check what a phone allows (taps, keyboard switching) with: python -m remote doctor --device SERIAL")
     return ExitCode.OK
+
+
+def device_info(adb: ADBController) -> dict[str, Any]:
+    """What `remote devices` shows: serial, model, Android, ROM, resolution, ADBKeyboard's state.
+
+    Read without any command a phone may refuse (no ``ime``, no ``input``).
+    """
+    w, h = adb.window_size()
+    rom = adb.rom()
+    build, keyboards = adb.typer.build(), adb.typer.keyboards()
+    keyboard = ("current" if keyboards.adbkeyboard_current else "enabled" if keyboards.adbkeyboard_enabled
+                else "installed, not enabled") if build.installed else "not installed"
+    return {"serial": adb.serial, "state": "device", "model": adb.getprop("ro.product.model"),
+            "android": rom.android, "rom": rom.name, "resolution": f"{w}x{h}",
+            "adbkeyboard": build.installed, "keyboard": keyboard}

@@ -21,6 +21,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from remote.errors import ActionError
+
 logger = logging.getLogger(__name__)
 
 BBox = tuple[int, int, int, int]
@@ -245,3 +247,16 @@ def iou(a: Sequence[float], b: Sequence[float]) -> float:
     inter = ix * iy
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
+
+
+def swipe_vector(direction: str, size: tuple[int, int], distance: float = 0.5) -> tuple[int, int, int, int]:
+    """The finger's path for ``up``/``down``/``left``/``right`` across the middle of a ``size`` screen, over
+    ``distance`` of it: ``swipe_vector("up", (1080, 2400)) == (540, 1800, 540, 600)``."""
+    w, h = size
+    cx, cy = w // 2, h // 2
+    dx, dy = int(w * distance / 2), int(h * distance / 2)
+    vectors = {"up": (cx, cy + dy, cx, cy - dy), "down": (cx, cy - dy, cx, cy + dy),
+               "left": (cx + dx, cy, cx - dx, cy), "right": (cx - dx, cy, cx + dx, cy)}
+    if direction not in vectors:
+        raise ActionError(f"unknown swipe direction {direction!r}", hint="use up, down, left or right")
+    return vectors[direction]

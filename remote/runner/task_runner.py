@@ -25,14 +25,12 @@ from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.plan.actions import Finish, Wait
-from remote.core.plan.checks import SuccessCheck
 from remote.core.record.recorder import RunRecorder
 from remote.core.records import (
     FailureReason,
     FinalCheckResult,
     LocateStrategy,
     ModelUsage,
-    StepPlan,
     StepResult,
     StepStatus,
     TaskPlan,
@@ -56,6 +54,7 @@ from remote.runner.planning import Planning
 from remote.runner.protocols import Listener, NoPerson, Person, QuietListener
 from remote.runner.run_record import DeviceState, RunRecord
 from remote.runner.scope import Scope
+from remote.runner.step_loop import LoopState, Queued, RunContext
 from remote.runner.step_runner import StepRunner
 from remote.runner.stop_signals import StopSignals
 from remote.runner.tools import Apps, Capture, StepTools
@@ -88,43 +87,6 @@ class StepCapReached(TaskError):
     """The run reached its ``--max-steps``."""
 
     reason = FailureReason.STEP_CAP
-
-
-@dataclass(frozen=True)
-class Queued:
-    """A step waiting in the loop; ``learned``: its number in the learned task it comes from (its replay is
-    counted, healed and written back by that number), None for any other step."""
-
-    step: StepPlan
-    learned: int | None = None
-
-
-@dataclass
-class _Loop:
-    """What the step loop carries from one step to the next."""
-
-    queue: deque[Queued]
-    check: SuccessCheck
-    criteria: str
-    screen: Screen | None = None
-    replans: int = 0
-    executed: list[StepResult] = field(default_factory=list)
-    changed_by: int = 0          # --dry-run: the first step after which the screen is unknown
-
-
-@dataclass(frozen=True)
-class _Run:
-    """The run the loop serves: what it does, with what, and where it is recorded."""
-
-    task: str
-    module: AppModule
-    plan: TaskPlan
-    steps: StepRunner
-    models: Models
-    result: TaskResult
-    recorder: RunRecorder | None
-    checker: FinalChecker
-    flow: Flow
 
 
 class TaskRunner:
@@ -248,9 +210,9 @@ class TaskRunner:
                  result: TaskResult, recorder: RunRecorder | None, checker: FinalChecker) -> None:
         """The step loop: run the next step; after a failed one, recover (heal, failure screen, the phone agent,
         a new plan) or stop; at the end, the final check on the finished screen."""
-        run = _Run(task, module, plan, steps, models, result, recorder, checker,
+        run = RunContext(task, module, plan, steps, models, result, recorder, checker,
                    self._flow(plan, module, steps, checker, result, recorder))
-        loop = _Loop(deque(Queued(s, s.step if plan.source == "learned" else None) for s in plan.steps),
+        loop = LoopState(deque(Queued(s, s.step if plan.source == "learned" else None) for s in plan.steps),
                      plan.success_check, plan.success_criteria)
         checker.begin(plan.success_check)   # a clause that compares with the phone as the task began (volume, changed)
         result.steps_planned = len(loop.queue)
@@ -267,7 +229,7 @@ class TaskRunner:
                      result, loop.screen)
         run.flow.answer(result, plan)
 
-    def _next_step(self, run: _Run, loop: _Loop) -> tuple[Queued, StepResult]:
+    def _next_step(self, run: RunContext, loop: LoopState) -> tuple[Queued, StepResult]:
         """Run the queue's next step (through the flow runner when it looks, waits, branches or reads), record it."""
         result = run.result
         self._check_limits(len(result.step_results))
@@ -288,7 +250,7 @@ class TaskRunner:
         self._record(sr, run.recorder, result)
         return queued, sr
 
-    def _recover(self, run: _Run, loop: _Loop, queued: Queued, sr: StepResult) -> bool:
+    def _recover(self, run: RunContext, loop: LoopState, queued: Queued, sr: StepResult) -> bool:
         """After a failed step, in order: a learned step healed (it runs next), a failure screen the module knows,
         the phone agent, the end of the run, or a new plan. True: the loop goes on."""
         current = run.steps.capture()
@@ -310,14 +272,14 @@ class TaskRunner:
         self._replan(run, loop, sr, current)
         return True
 
-    def _stopped_at(self, run: _Run, sr: StepResult, *, learned: bool) -> None:
+    def _stopped_at(self, run: RunContext, sr: StepResult, *, learned: bool) -> None:
         stopped = sr.failure in (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON)
         hint = " (a learned task; with a model configured it is healed or handed over to the planner)" \
             if learned and run.models.planner is None and not sr.abort else ""
         self._end(run.result, TaskStatus.ABORTED if stopped else TaskStatus.FAILED, sr.failure or FailureReason.INTERNAL,
                   f"step {sr.step.step} ({sr.step.label}) failed: {sr.error_message}{hint}")
 
-    def _replan(self, run: _Run, loop: _Loop, sr: StepResult, current: Screen) -> None:
+    def _replan(self, run: RunContext, loop: LoopState, sr: StepResult, current: Screen) -> None:
         """A new plan from the model for the rest of the task, from the screen now; its steps replace the queue
         (and a model plan's final check, the old one)."""
         loop.replans += 1

@@ -22,6 +22,7 @@ from xml.etree import ElementTree
 import numpy as np
 from PIL import Image
 
+from remote.core.coords import swipe_vector
 from remote.core.device import refusals, screen_state, transport
 from remote.core.device.audio import Volume, music_volume
 from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
@@ -294,14 +295,7 @@ class ADBController:
 
         ``left`` shows the next launcher page; ``up`` scrolls a list towards its end.
         """
-        w, h = self.window_size()
-        cx, cy = w // 2, h // 2
-        dx, dy = int(w * distance / 2), int(h * distance / 2)
-        vectors = {"up": (cx, cy + dy, cx, cy - dy), "down": (cx, cy - dy, cx, cy + dy),
-                   "left": (cx + dx, cy, cx - dx, cy), "right": (cx - dx, cy, cx + dx, cy)}
-        if direction not in vectors:
-            raise ActionError(f"unknown swipe direction {direction!r}", hint="use up, down, left or right")
-        self.swipe(*vectors[direction], duration_ms=duration_ms)
+        self.swipe(*swipe_vector(direction, self.window_size(), distance), duration_ms=duration_ms)
 
     def input_text(self, text: str, *, clear: bool = False, verify: bool = False,
                    before: str | None = None) -> bool:
@@ -388,20 +382,6 @@ class ADBController:
 
     def getprop(self, name: str) -> str:
         return self.shell(["getprop", name]).strip()
-
-    def info(self) -> dict[str, Any]:
-        """What `remote devices` shows: serial, model, Android, ROM, resolution, ADBKeyboard's state.
-
-        Read without any command a phone may refuse (no ``ime``, no ``input``).
-        """
-        w, h = self.window_size()
-        rom = self.rom()
-        build, keyboards = self.typer.build(), self.typer.keyboards()
-        keyboard = ("current" if keyboards.adbkeyboard_current else "enabled" if keyboards.adbkeyboard_enabled
-                    else "installed, not enabled") if build.installed else "not installed"
-        return {"serial": self.serial, "state": "device", "model": self.getprop("ro.product.model"),
-                "android": rom.android, "rom": rom.name, "resolution": f"{w}x{h}",
-                "adbkeyboard": build.installed, "keyboard": keyboard}
 
     list_devices = staticmethod(transport.list_devices)
     list_serials = staticmethod(transport.list_serials)

@@ -27,6 +27,7 @@ import copy
 import re
 from typing import Any
 
+from remote.core.plan.action_names import normalize_action
 from remote.core.plan.actions import ArgsError, Finish, Swipe, Wait, finite_number
 from remote.core.plan.checks import SuccessCheck, parse_success_check
 from remote.core.plan.flow import (
@@ -52,26 +53,6 @@ MAX_TIMEOUT_MS = 120_000
 TARGET_PREFIXES = ("text:", "id:", "desc:", "dynamic:", "xy:", "fixed:", "editable:", "role:")
 DIRECTIONS = ("up", "down", "left", "right")
 
-ACTION_SYNONYMS: dict[str, str] = {
-    "click": "tap", "press": "tap", "touch": "tap", "tap_element": "tap", "select": "tap",
-    "long_click": "long_press", "longpress": "long_press", "long_tap": "long_press", "hold": "long_press",
-    "scroll": "swipe", "fling": "swipe", "drag": "swipe",
-    "type": "input_text", "input": "input_text", "enter_text": "input_text", "type_text": "input_text",
-    "text": "input_text", "send_keys": "input_text",
-    "key": "press_key", "keyevent": "press_key", "press_button": "press_key", "back": "press_key",
-    "go_back": "press_key",
-    "home": "go_home", "go_to_home": "go_home",
-    "sleep": "wait", "pause": "wait", "delay": "wait",
-    "launch": "launch_app", "open_app": "launch_app", "start_app": "launch_app",
-    "open_link": "open_url", "open_browser": "open_url", "browse": "open_url",
-    "dial": "call", "phone_call": "call",
-    "done": "finish", "complete": "finish", "end": "finish", "stop": "finish",
-    "takeover": "take_over", "ask_user": "take_over", "call_user": "take_over",
-    # Maestro's command names, for people (and models) who know them
-    "assertvisible": "assert_visible", "assertnotvisible": "assert_not_visible", "extendedwaituntil": "wait_until",
-    "wait_for": "wait_until", "scrolluntilvisible": "scroll_until_visible", "runflow": "run",
-    "copytextfrom": "extract", "read": "extract",
-}
 _TARGETED = {ActionName.TAP, ActionName.LONG_PRESS}
 _XY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
 
@@ -92,15 +73,6 @@ def _number(value: Any, name: str, where: str, problems: list[str], repairs: lis
         problems.append(f"{where}: {name} must be a finite number, not {str(value)[:40]!r}")
         return None
     return int(number)
-
-
-def normalize_action(value: Any) -> str | None:
-    """``"Click"`` -> ``"tap"``; ``None`` when it is not an action we know."""
-    if not isinstance(value, str):
-        return None
-    name = value.strip().lower().replace("-", "_").replace(" ", "_")
-    name = ACTION_SYNONYMS.get(name, name)
-    return name if name in ActionName._value2member_map_ else None
 
 
 def infer_target_type(target_ref: str | None) -> TargetType | None:
