@@ -57,6 +57,7 @@ def _converter() -> opencc.OpenCC:
     return opencc.OpenCC("t2s")
 
 
+@functools.lru_cache(maxsize=4096)   # the built-in and module words are normalised again on every step
 def normalize(text: str) -> str:
     """Width-folded, Simplified, lower-case, without spaces: ``"ＰＡＹ 轉賬"`` -> ``"pay转账"``."""
     folded = unicodedata.normalize("NFKC", text)
