@@ -28,6 +28,7 @@ _RUNTIME = tempfile.mkdtemp(prefix=f"remote-tests-{os.environ.get('PYTEST_XDIST_
 os.environ["XDG_RUNTIME_DIR"] = _RUNTIME
 os.environ["REMOTE_SHIPPED_ONLY"] = "1"
 os.environ["REMOTE_MODULES"] = ""
+os.environ["REMOTE_CACHE_DIR"] = os.path.join(_RUNTIME, "cache")   # the report's cut fonts: not the user's cache
 atexit.register(shutil.rmtree, _RUNTIME, ignore_errors=True)
 
 

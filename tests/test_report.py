@@ -250,6 +250,27 @@ def test_the_font_subset_holds_only_what_the_page_uses(tmp_path):
     assert cmap - {ord(c) for c in "你好，世界"} <= set(range(0x20, 0x7F))
 
 
+def test_a_cut_font_is_kept_and_read_back_not_cut_again(tmp_path, monkeypatch):
+    from remote.core.record import report_font
+
+    monkeypatch.setenv("REMOTE_CACHE_DIR", str(tmp_path / "cache"))
+    report_font._cut.cache_clear()
+    first = subset_woff("缓存的字")
+    kept = list((tmp_path / "cache" / "fonts").glob("*.woff"))
+    assert first is not None and len(kept) == 1 and kept[0].read_bytes() == first
+
+    def no_cutting(*args):
+        raise AssertionError("cut again although kept")
+
+    monkeypatch.setattr(report_font, "_subset", no_cutting)
+    assert subset_woff("缓存的字") == first                    # this process: from memory
+    report_font._cut.cache_clear()
+    assert subset_woff("缓存的字") == first                    # another process: from the disk
+    report_font._cut.cache_clear()
+    with pytest.raises(AssertionError, match="cut again"):
+        subset_woff("别的字")                                   # other characters are another cut
+
+
 def test_without_the_font_file_the_page_still_renders(tmp_path, caplog):
     assert font_face("你好", tmp_path / "missing.ttf") == ""
     assert "not embedded" in caplog.text
