@@ -132,6 +132,49 @@ def test_one_server_per_phone_and_process_is_kept_across_sessions(sim_server, si
     assert sim_phone.tree_server.launches == 1 and sim_phone.tree_server.reads == 2
 
 
+def frames_of(adb: ADBController, count: int) -> list:
+    return [adb.frame() for _ in range(count)]
+
+
+@pytest.mark.parametrize(("shot_ms", "serves"), [(0, True), (4000, False)])
+def test_the_servers_screenshots_serve_only_when_they_cost_less_than_screencap(sim_server, sim_phone, shot_ms,
+                                                                               serves):
+    """Frames from the server's takeScreenshot when one costs less than the screencap wire measured before it
+    (here a link of 20 MB/s: a raw frame ~0.5 s); a server shot slower than that is taken once, then screencap."""
+    object.__setattr__(sim_phone.scenario, "link_mb_s", 20.0)
+    object.__setattr__(sim_phone.scenario, "tree_server_shot_ms", shot_ms)
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    first = adb.frame()                                   # before the server serves: screencap, and its cost
+    adb.dump_hierarchy()                                  # the server now serves
+    later = frames_of(adb, 3)
+    report = adb.link_report()
+    screencaps = [c for c in sim_phone.commands if c.startswith("screencap")]
+    assert report.server_shots is serves and report.shot_s is not None
+    assert report.shots == (3 if serves else 1) and len(screencaps) == (2 if serves else 4)   # probe + first
+    assert all(f.shape == first.shape for f in later)
+    assert abs(later[-1].astype(int) - first.astype(int)).mean() < 3.0   # the same screen, within JPEG's loss
+
+
+def test_a_secure_layer_is_black_in_the_servers_screenshot_too(sim_server, sim_phone):
+    from remote.errors import SecureScreen
+
+    object.__setattr__(sim_phone.scenario, "link_mb_s", 20.0)
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    adb.frame()
+    adb.dump_hierarchy()
+    object.__setattr__(sim_phone.scenario, "secure_layer", True)
+    with pytest.raises(SecureScreen):
+        adb.frame()
+    assert adb.link_report().shots >= 1
+
+
+def test_without_the_server_frames_come_from_screencap(sim_server, sim_phone):
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.DUMP).connect()
+    frames_of(adb, 3)
+    assert adb.link_report().shots == 0 and adb.link_report().server_shots is None
+    assert sim_phone.tree_server.launches == 0
+
+
 def test_a_tree_read_before_the_last_action_is_not_reused(sim_server, sim_phone):
     adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
     adb.dump_hierarchy()

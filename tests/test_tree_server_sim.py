@@ -47,6 +47,22 @@ def test_uiautomator2s_own_client_pushes_the_jar_launches_the_server_and_dumps(a
     assert not sim_phone.tree_server.snapshot()["running"]           # the server lives as long as its stream
 
 
+def test_uiautomator2s_own_screenshot_is_the_screen_as_a_jpeg(adb_client, sim_server, sim_phone):
+    """``d.screenshot()`` asks ``takeScreenshot(1, 80)`` and decodes the base64 JPEG the jar answers (with the line
+    breaks of android.util.Base64.DEFAULT): the same pixels ``screencap`` gives, within JPEG's loss."""
+    import numpy as np
+
+    device = connect(adb_client, sim_server.serial)
+    shot = np.asarray(device.screenshot().convert("RGB"), dtype=np.int16)
+    raw = adb_client.device(sim_server.serial).shell("screencap", encoding=None)
+    width, height = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:8], "little")
+    screen = np.frombuffer(raw[16:16 + width * height * 4], np.uint8).reshape(height, width, 4)[:, :, :3]
+    assert shot.shape == screen.shape == (sim_phone.size[1], sim_phone.size[0], 3)
+    assert np.abs(shot - screen).mean() < 3.0                       # quality 80: close, not equal
+    answer = device.jsonrpc.takeScreenshot(1, 80)
+    assert "\n" in answer and all(len(line) <= 76 for line in answer.splitlines())
+
+
 def test_the_jar_is_pushed_only_when_its_md5_differs(adb_client, sim_server, sim_phone):
     sim_phone.fs.write(tree_server.JAR, b"an old jar")
     connect(adb_client, sim_server.serial).stop_uiautomator()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from remote.apps import AppModule, ModuleRegistry
-from remote.core.device.protocol import Device
+from remote.core.device.protocol import CheapTree, Device
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
@@ -150,6 +150,8 @@ class TaskRunner:
     # ------------------------------------------------------------------ set-up
     def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
              recorder: RunRecorder | None, given: TaskPlan | None = None) -> None:
+        if isinstance(self.device, CheapTree) and not self.options.dry_run:
+            self.device.warm_tree()   # the resident tree server starts beside the wake check and the plan
         wake(self.device, self.listener.on_note)   # a sleeping or locked phone first (ScreenLocked: a PIN is set)
         module, score, learned = self._route(task, given)
         result.module, meta["route_score"] = module.name, score

@@ -44,12 +44,17 @@ Ctx: TypeAlias = Any
 # cold start 800 ms, "starting a Java helper via app_process costs ~800 ms" (Genymobile/scrcpy#112, its
 # maintainer); a warm read 40 ms, the top of the 5-40 ms mobilecli PR #334 measured for a warm resident server
 # (uiautomator2's users report "<100 ms", codematrixer/hmdriver2#10: `RANGES` has both ends).
-_TREE = {"tree_server_start_ms": 800, "tree_server_read_ms": 40}
+# Its `takeScreenshot` (UiAutomation.takeScreenshot, then a JPEG at quality 80 on the phone): 24-450 ms. The low end
+# is a resident capture daemon's full-resolution JPEG at quality 80 (24 ms, elliotgao2/handsets "Why adb screencap is
+# slow"); the high end gains nothing over `screencap` (1080x2400 in ~450 ms, web-infra-dev/midscene PR #1842). The
+# profiles charge 250 ms: "screencap takes 250 ms or so to capture" (Genymobile/scrcpy#112), the same SurfaceFlinger
+# capture. No published figure times u2's own call, hence the range.
+_TREE = {"tree_server_start_ms": 800, "tree_server_read_ms": 40, "tree_server_shot_ms": 250}
 # The uncertain costs, both ends (bench/e2e_bench.py --compare-trees runs each end): a warm read 5-100 ms (above);
 # a dump 1.0-3.0 s ("1-3 s": docs/adb.md; 0.9-3.2 s one-shot in mobilecli PR #334); `cmd_ms` 30-150 ms is
 # an assumption at both ends (not measured: issue 35 reads it at 150 ms too).
 RANGES: dict[str, tuple[int, int]] = {"tree_server_read_ms": (5, 100), "uiautomator_delay_ms": (1000, 3000),
-                                      "cmd_ms": (30, 150)}
+                                      "cmd_ms": (30, 150), "tree_server_shot_ms": (24, 450)}
 PROFILES: dict[str, dict[str, Any]] = {
     # issue 25: dump 1.5 s, `input` 0.25 s, frames at USB 2.0 speed (~38 MB/s, R10)
     "real-usb": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 38.0,

@@ -24,16 +24,20 @@ The scenario keys (``tree_server_*``, ``automation_holder_refusals``) are checke
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
 import logging
 import socket
+import struct
 import threading
 import time
 import xml.etree.ElementTree as ET
 import zipfile
 from typing import Any, TypeAlias
+
+from PIL import Image
 
 from remote.errors import ConfigError
 from remote.sim import real_screen
@@ -71,6 +75,7 @@ class TreeServerState:
         self.dumps_refused = 0                 # `uiautomator dump` runs while the server held UiAutomation
         self.served: tuple[int, str] | None = None   # (phone version, xml) of the last fresh tree
         self.stale_left = 0
+        self.shots: dict[tuple[int, int], tuple[bytes, str]] = {}   # the last screenshot's JPEG, per screen state
 
     def snapshot(self) -> dict[str, Any]:
         return {"running": self.port is not None, "launches": self.launches, "reads": self.reads,
@@ -79,7 +84,8 @@ class TreeServerState:
 
 def check(scenario: Any) -> None:
     """The scenario's tree-server keys: whole numbers (or lists of them) >= 0, ``tree_server_crashes`` a bool."""
-    for key in ("tree_server_start_ms", "tree_server_read_ms", "tree_server_empty_reads", "tree_server_stale_reads"):
+    for key in ("tree_server_start_ms", "tree_server_read_ms", "tree_server_shot_ms", "tree_server_empty_reads",
+                "tree_server_stale_reads"):
         _whole(key, getattr(scenario, key))
     dies = scenario.tree_server_dies_after
     if isinstance(dies, str | int) or not all(_whole("tree_server_dies_after", n, 1) for n in dies):
@@ -242,6 +248,8 @@ def _jsonrpc(phone: Phone, body: bytes) -> dict[str, Any] | None:
         method, params, ident = call["method"], call.get("params") or [], call.get("id")
     except (ValueError, KeyError, TypeError):
         return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "JSON parse error"}}
+    if method == "takeScreenshot":
+        return {"jsonrpc": "2.0", "id": ident, "result": _screenshot(phone, params)}
     if method != "dumpWindowHierarchy":
         return {"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "method not found"}}
     if not isinstance(params, list) or not 2 <= len(params) <= 3:
@@ -259,6 +267,26 @@ def _jsonrpc(phone: Phone, body: bytes) -> dict[str, Any] | None:
                 "data": NOT_CONNECTED + "\n\tat android.app.UiAutomation.throwIfNotConnectedLocked"}}
         state.reads += 1
         return {"jsonrpc": "2.0", "id": ident, "result": _tree(phone, bool(params[0]), bool(params[2:3] == [True]))}
+
+
+def _screenshot(phone: Phone, params: Any) -> str | None:
+    """``takeScreenshot(scale, quality)``: UiAutomation's picture of the screen as it is now (the same pixels
+    ``screencap`` gives: black while asleep or under a secure layer, turned with the display), a JPEG at
+    ``quality`` (``scale`` is not used by jar 0.4.x), in base64 with a line break every 76 characters
+    (android.util.Base64.DEFAULT). openatx/android-uiautomator-server-jar ``AutomatorServiceImpl.takeScreenshot``."""
+    quality = params[1] if isinstance(params, list) and len(params) >= 2 and isinstance(params[1], int) else 100
+    time.sleep(phone.scenario.tree_server_shot_ms / 1000)     # the capture and the encoding on the phone
+    raw = real_screen.frame(phone, False)
+    key = (id(raw), quality)
+    cache: dict[tuple[int, int], tuple[bytes, str]] = phone.tree_server.shots
+    if key not in cache or cache[key][0] is not raw:
+        width, height = struct.unpack_from("<II", raw, 0)
+        image = Image.frombuffer("RGBA", (width, height), raw[16:], "raw", "RGBA", 0, 1).convert("RGB")
+        out = io.BytesIO()
+        image.save(out, format="JPEG", quality=max(1, min(100, quality)))
+        cache.clear()
+        cache[key] = (raw, base64.encodebytes(out.getvalue()).decode("ascii"))
+    return cache[key][1]
 
 
 def _tree(phone: Phone, compressed: bool, active_only: bool) -> str:

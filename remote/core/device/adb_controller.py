@@ -73,7 +73,7 @@ class ADBController:
         self.dumper = UiDumper(self.link, sleep=sleep)
         self.tree = FastTree(self.link, tree or default_mode(), holder_of=self.dumper.find_holder, sleep=sleep)
         self.dumper.fast = self.tree
-        self.frames = FrameGrabber(self.link, self._default_display)
+        self.frames = FrameGrabber(self.link, self._default_display, shot=self.tree.shot)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
         self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
         # Set by whoever can read a field from the screen (the runner: OCR) for when the UI dump fails.
@@ -194,6 +194,10 @@ class ADBController:
     def dump_underway(self) -> tuple[int, float] | None:
         """The running dump's screen count and start (`time.monotonic`), None when none runs."""
         return self.dumper.underway
+
+    def warm_tree(self) -> None:
+        """Start the resident tree server beside what runs first (`fast_tree.FastTree.warm`)."""
+        self.tree.warm()
 
     def tree_is_cheap(self) -> bool:
         """A fresh tree comes from the resident server (or will: it has not been tried yet)."""

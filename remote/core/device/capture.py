@@ -91,6 +91,14 @@ def png_to_bgr(data: bytes | bytearray) -> np.ndarray:
     return np.asarray(arr)
 
 
+def jpeg_to_bgr(data: bytes) -> np.ndarray:
+    """Decode a JPEG (the tree server's screenshot) into a BGR array; anything else is `CaptureDecodeError`."""
+    arr = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR) if data[:2] == b"\xff\xd8" else None
+    if arr is None:
+        raise CaptureDecodeError("the tree server's screenshot is not a JPEG")
+    return np.asarray(arr)
+
+
 def to_pil(bgr: np.ndarray) -> Image.Image:
     """The RGB PIL image of a BGR array (one cv2 pass; a strided numpy flip is three times slower)."""
     return Image.fromarray(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), "RGB")

@@ -64,6 +64,7 @@ class TreeReport:
     read_seconds: float = 0.0
     relaunches: int = 0
     stale_rereads: int = 0
+    shot_failures: int = 0                # screenshots the server could not give (screencap took them)
     fallback: str = ""                    # why the dump serves instead ("" while the server serves)
     trouble: str = ""
     holder: str = ""
@@ -121,6 +122,7 @@ class FastTree:
         self.report = TreeReport(mode=self.mode.value)
         self.server: TreeServer | None = None
         self._last: tuple[str, int] | None = None     # the last tree read and the link's count when it was read
+        self._warming: threading.Thread | None = None   # a start begun ahead of the first read (`warm`)
 
     @property
     def state(self) -> TreeState:
@@ -131,7 +133,38 @@ class FastTree:
         """Trees come (or are about to come) from the server, not the dump."""
         return self.mode is not TreeMode.DUMP and self.state is not TreeState.OFF
 
+    def warm(self) -> None:
+        """Start the server now, beside a run's first commands (the wake check, the app's launch), so that the
+        first read finds it answering; a failure is met by that read (the dump then serves, as always)."""
+        if self.mode is TreeMode.DUMP or self.state is not TreeState.NOT_STARTED or self._warming is not None:
+            return
+
+        def start() -> None:
+            try:
+                self._start()
+            except TreeServerError:      # --tree server: the state is OFF and the first read raises it
+                pass
+
+        self._warming = threading.Thread(target=start, name="u2-start", daemon=True)
+        self._warming.start()
+
+    def shot(self) -> bytes | None:
+        """A JPEG of the screen from the server while it serves (never started for a frame); None: screencap."""
+        server = self.server
+        if self._warming is not None and self._warming.is_alive():
+            return None
+        if self.mode is TreeMode.DUMP or self.state is not TreeState.SERVING or server is None or not server.running:
+            return None
+        try:
+            return server.shot()
+        except TreeServerError as exc:   # the next read finds out whether the server is gone
+            self.report.shot_failures += 1
+            logger.info("u2.jar takeScreenshot failed (%s): screencap takes this frame", exc)
+            return None
+
     def read(self) -> str | None:
+        if self._warming is not None:
+            self._warming.join()
         if self.mode is TreeMode.SERVER and self.state is TreeState.OFF:   # never the dump: the same failure again
             raise TreeServerError(Trouble(self.report.trouble), self.report.fallback)
         if self.mode is TreeMode.DUMP or self.state is TreeState.OFF:

@@ -10,6 +10,11 @@
   MB/s: 0.3 s); else a PNG is taken, timed, and the cheaper of the two kept for
   the session (Wi-Fi, 0.1-5 MB/s: 10 MB of raw pixels would take seconds). A
   format that fails to decode gives way to the other.
+* The tree server's screenshot (`tree_server.TreeServer.shot`: UiAutomation's picture as a JPEG, no new
+  process, 0.1-0.3 MB on the wire): once the server serves, one is taken and timed against the screencap
+  wire measured before; the cheaper serves the rest of the session (docs/devices.md "Frames and taps").
+  A shot the server cannot give (it stopped, it answered none) is taken by screencap. Not on a phone
+  whose display is chosen by id (the server captures the default display only).
 * Decoding (item 6 of issue 25): straight into the BGR ``ndarray`` the locator
   works on; PIL only on demand.
 """
@@ -25,7 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
-from remote.core.device.capture import CaptureDecodeError, png_to_bgr, raw_to_bgr, strip_warnings
+from remote.core.device.capture import CaptureDecodeError, jpeg_to_bgr, png_to_bgr, raw_to_bgr, strip_warnings
 from remote.errors import DeviceCommandError
 
 logger = logging.getLogger(__name__)
@@ -55,6 +60,9 @@ class LinkReport:
     warnings: str = ""                # warning text the phone printed before an image
     grabs: int = 0                    # frames taken this session
     grab_s: float = 0.0               # and the seconds they took (capture, transfer, decode)
+    shot_s: float | None = None       # the tree server's screenshot, measured (None: not tried)
+    server_shots: bool | None = None  # the server's screenshots serve (None: not decided yet)
+    shots: int = 0                    # frames the server gave
 
     def to_dict(self) -> dict[str, object]:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
@@ -64,10 +72,12 @@ class FrameGrabber:
     """``FrameGrabber(link, display=lambda: None).grab() -> BGR ndarray``; ``report`` says what it chose."""
 
     def __init__(self, link: Link, display: Callable[[], str | None], *,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter,
+                 shot: Callable[[], bytes | None] | None = None) -> None:
         self.link = link
         self.display = display
         self.clock = clock
+        self.shot = shot          # the tree server's screenshot (JPEG), None when it does not serve now
         self.report = LinkReport()
         self._display_read = False
 
@@ -86,10 +96,37 @@ class FrameGrabber:
         """One frame, in the session's wire format (chosen on the first call)."""
         started = self.clock()
         try:
-            return self._grab()
+            served = self._served()
+            return served if served is not None else self._grab()
         finally:
             self.report.grabs += 1
             self.report.grab_s += self.clock() - started
+
+    def _served(self) -> np.ndarray | None:
+        """A frame from the tree server, when its screenshots are the cheaper (measured once against screencap's
+        wire, after that wire's first frame); None: screencap takes this one."""
+        report = self.report
+        if self.shot is None or report.server_shots is False or not report.wire or report.display:
+            return None
+        started = self.clock()
+        data = self.shot()
+        if data is None:
+            return None
+        try:
+            frame = jpeg_to_bgr(data)
+        except CaptureDecodeError as exc:
+            logger.info("%s; screencap serves", exc)
+            report.server_shots = False
+            return None
+        report.shots += 1
+        if report.server_shots is None:
+            report.shot_s = self.clock() - started
+            screencap_s = report.raw_s if report.wire == "raw" else report.png_s
+            report.server_shots = screencap_s is None or report.shot_s < screencap_s
+            logger.info("screenshots: %s (tree server %.3f s, screencap %s %s s)",
+                        "tree server" if report.server_shots else "screencap", report.shot_s, report.wire,
+                        f"{screencap_s:.3f}" if screencap_s is not None else "?")
+        return frame
 
     def _grab(self) -> np.ndarray:
         if not self.report.wire:

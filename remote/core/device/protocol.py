@@ -94,6 +94,7 @@ class CheapTree(Protocol):
     ``uiautomator dump``): the runner then reads the screen after every action rather than save a tree."""
 
     def tree_is_cheap(self) -> bool: ...
+    def warm_tree(self) -> None: ...
 
 
 @runtime_checkable

@@ -17,6 +17,8 @@ dump for the rest of the run.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import enum
 import hashlib
 import http.client
@@ -43,6 +45,7 @@ PING_EVERY_S = 0.1
 READ_TIMEOUT_S = 15.0
 MAX_DEPTH = 50                  # uiautomator2's default
 EMPTY_RETRIES, EMPTY_PAUSE_S = 3, 0.2
+SHOT_QUALITY = 80               # uiautomator2's own screenshot() asks for 80
 # JSON-RPC errors after which the server is gone (uiautomator2 core.py stops it and relaunches)
 _DEAD = ("UiAutomation not connected", "DeadObjectException", "DeadSystemRuntimeException")
 
@@ -181,6 +184,18 @@ class TreeServer:
                 logger.info("u2.jar answered an empty hierarchy; again (%d)", attempt + 1)
                 self.sleep(EMPTY_PAUSE_S)
         raise TreeServerError(Trouble.EMPTY, f"u2.jar answered an empty hierarchy {EMPTY_RETRIES + 1} times")
+
+    def shot(self) -> bytes | None:
+        """The screen as a JPEG (``takeScreenshot(1, 80)``, as uiautomator2's ``screenshot()`` asks): None when
+        the server took no picture (its UiAutomation answered none) or answered something that is not one."""
+        answer = self._call("takeScreenshot", [1, SHOT_QUALITY])
+        if not isinstance(answer, str) or not answer:
+            return None
+        try:
+            data = base64.b64decode(answer)     # android.util.Base64.DEFAULT breaks lines: decoding skips them
+        except (binascii.Error, ValueError):
+            return None
+        return data if data[:2] == b"\xff\xd8" else None
 
     def _ping(self) -> bool:
         try:
