@@ -155,6 +155,18 @@ def test_the_servers_screenshots_serve_only_when_they_cost_less_than_screencap(s
     assert abs(later[-1].astype(int) - first.astype(int)).mean() < 3.0   # the same screen, within JPEG's loss
 
 
+def test_when_the_server_serves_the_first_frame_screencap_is_only_timed(sim_server, sim_phone):
+    """A session whose server answers before its first frame reads only a raw frame's first megabyte to know
+    what screencap would cost (20 MB/s: ~0.5 s a frame), then takes every frame from the server."""
+    object.__setattr__(sim_phone.scenario, "link_mb_s", 20.0)
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    adb.dump_hierarchy()
+    frames_of(adb, 3)
+    report = adb.link_report()
+    assert report.server_shots is True and report.shots == 3 and report.raw_s is not None and report.raw_s > 0.4
+    assert len([c for c in sim_phone.commands if c.startswith("screencap")]) == 1
+
+
 def test_a_secure_layer_is_black_in_the_servers_screenshot_too(sim_server, sim_phone):
     from remote.errors import SecureScreen
 

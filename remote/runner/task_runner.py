@@ -111,6 +111,8 @@ class TaskRunner:
     def run(self, task: str, plan: TaskPlan | None = None) -> TaskResult:
         """Route, plan and run ``task``; given a ``plan`` (the studio's steps), run that plan in its module
         instead of routing and planning, with the same gates, limits, final check and record."""
+        if isinstance(self.device, CheapTree) and not self.options.dry_run:
+            self.device.warm_tree()   # the resident tree server starts beside the record, the wake check, the plan
         self.clock.restart()
         usage = ModelUsage()
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
@@ -150,8 +152,6 @@ class TaskRunner:
     # ------------------------------------------------------------------ set-up
     def _run(self, task: str, result: TaskResult, usage: ModelUsage, meta: dict[str, Any],
              recorder: RunRecorder | None, given: TaskPlan | None = None) -> None:
-        if isinstance(self.device, CheapTree) and not self.options.dry_run:
-            self.device.warm_tree()   # the resident tree server starts beside the wake check and the plan
         wake(self.device, self.listener.on_note)   # a sleeping or locked phone first (ScreenLocked: a PIN is set)
         module, score, learned = self._route(task, given)
         result.module, meta["route_score"] = module.name, score

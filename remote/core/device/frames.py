@@ -103,10 +103,10 @@ class FrameGrabber:
             self.report.grab_s += self.clock() - started
 
     def _served(self) -> np.ndarray | None:
-        """A frame from the tree server, when its screenshots are the cheaper (measured once against screencap's
-        wire, after that wire's first frame); None: screencap takes this one."""
+        """A frame from the tree server, when its screenshots are the cheaper (its first one timed against what
+        screencap costs on this link); None: screencap takes this one."""
         report = self.report
-        if self.shot is None or report.server_shots is False or not report.wire or report.display:
+        if self.shot is None or report.server_shots is False or report.display:
             return None
         started = self.clock()
         data = self.shot()
@@ -118,15 +118,40 @@ class FrameGrabber:
             logger.info("%s; screencap serves", exc)
             report.server_shots = False
             return None
-        report.shots += 1
         if report.server_shots is None:
             report.shot_s = self.clock() - started
-            screencap_s = report.raw_s if report.wire == "raw" else report.png_s
+            if not report.wire and report.raw_s is None:
+                self._timed_link()            # also reads which display screencap shows
+            if report.display:                # the server captures the default display only
+                report.server_shots = False
+                return None
+            screencap_s = self._screencap_s()
             report.server_shots = screencap_s is None or report.shot_s < screencap_s
-            logger.info("screenshots: %s (tree server %.3f s, screencap %s %s s)",
-                        "tree server" if report.server_shots else "screencap", report.shot_s, report.wire,
+            logger.info("screenshots: %s (tree server %.3f s, screencap %s s)",
+                        "tree server" if report.server_shots else "screencap", report.shot_s,
                         f"{screencap_s:.3f}" if screencap_s is not None else "?")
+        report.shots += 1
         return frame
+
+    def _timed_link(self) -> bool:
+        """Before the session's first frame: what screencap would cost, from a raw frame's first megabyte (the
+        whole frame is not read: the server may serve it for less). False when the phone gives no raw frame."""
+        try:
+            self._time_raw()
+        except (DeviceCommandError, CaptureDecodeError, struct.error) as exc:
+            logger.info("raw screencap not timed (%s)", exc)
+            return False
+        return True
+
+    def _screencap_s(self) -> float | None:
+        """One screencap on this link: the wire's measured cost, or (no wire yet) a raw frame's estimate when it
+        moves faster than a phone encodes a PNG, else that PNG's typical cost."""
+        report = self.report
+        if report.wire:
+            return report.raw_s if report.wire == "raw" else report.png_s
+        if report.raw_s is None:
+            return None
+        return min(report.raw_s, PNG_TYPICAL_S)
 
     def _grab(self) -> np.ndarray:
         if not self.report.wire:
@@ -178,8 +203,18 @@ class FrameGrabber:
 
     def _probe_raw(self) -> np.ndarray | None:
         """Read a raw frame's first `PROBE_BYTES`, timing the link; the whole frame when it is cheap enough."""
-        report = self.report
         started = self.clock()
+        transfer_s = self._time_raw()
+        if transfer_s > PNG_TYPICAL_S:   # moving the pixels costs more than a phone encoding a PNG
+            return None
+        frame = self._decode("raw")     # cheap on this link: take a whole one now
+        self.report.raw_s = self.clock() - started
+        return frame
+
+    def _time_raw(self) -> float:
+        """Time the link on a raw frame's first `PROBE_BYTES`: a whole raw frame's transfer time (``raw_s``, the
+        report's estimate of one raw capture, includes the first byte's wait)."""
+        report = self.report
         probed, first_byte_s, speed = self.link.probe(self._command(False), PROBE_BYTES)
         head, warning = strip_warnings(probed)
         report.warnings = warning or report.warnings
@@ -191,8 +226,4 @@ class FrameGrabber:
         report.mb_s = speed / 1e6 if speed else None
         transfer_s = report.frame_bytes / speed if speed else 0.0
         report.raw_s = first_byte_s + transfer_s
-        if transfer_s > PNG_TYPICAL_S:   # moving the pixels costs more than a phone encoding a PNG
-            return None
-        frame = self._decode("raw")     # cheap on this link: take a whole one now
-        report.raw_s = self.clock() - started
-        return frame
+        return transfer_s
