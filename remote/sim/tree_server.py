@@ -14,7 +14,8 @@ What the real server does, from its public sources (openatx/uiautomator2 3.7.1 `
 * Every HTTP request comes on a fresh device stream to ``tcp:9008`` (adbutils ``create_connection``):
   ``GET /ping`` -> ``pong``; ``POST /jsonrpc/0`` (JSON-RPC 2.0, positional ``params``). Errors are HTTP 200
   with ``error: {code: -32001, message: <Java exception>, data: <stack>}``.
-* ``takeScreenshot(scale, quality)``: the screen as a base64 JPEG (`_screenshot`). ``dumpWindowHierarchy(compressed, max_depth[, root_in_active])``: the XML declaration, CRLF, an indented
+* ``takeScreenshot(scale, quality)``: the screen as a base64 JPEG (`_screenshot`).
+* ``dumpWindowHierarchy(compressed, max_depth[, root_in_active])``: the XML declaration, CRLF, an indented
   hierarchy with ``visible-to-user`` (and ``drawing-order``, ``hint``, ``display-id`` by API level); one root
   node per window unless ``root_in_active``. No wait for idle.
 
