@@ -136,13 +136,14 @@ def frames_of(adb: ADBController, count: int) -> list:
     return [adb.frame() for _ in range(count)]
 
 
-@pytest.mark.parametrize(("shot_ms", "mb_s", "serves"), [(0, 10.0, True), (4000, 20.0, False)])
+@pytest.mark.parametrize(("shot_ms", "mb_s", "png_ms", "serves"), [(0, 10.0, 2000, True), (1500, 20.0, 0, False)])
 def test_the_servers_screenshots_serve_only_when_they_cost_less_than_screencap(sim_server, sim_phone, shot_ms, mb_s,
-                                                                               serves):
+                                                                               png_ms, serves):
     """Frames from the server's takeScreenshot when one costs less than the screencap wire measured before it
-    (a raw frame 0.5-1 s on these links, a PNG 2 s); a server shot slower than that is taken once, then screencap."""
+    (first: a raw frame ~1 s, a PNG 2 s; then: a PNG encoded at once); a server shot slower than that is taken
+    once, then screencap."""
     object.__setattr__(sim_phone.scenario, "link_mb_s", mb_s)
-    object.__setattr__(sim_phone.scenario, "png_ms", 2000)
+    object.__setattr__(sim_phone.scenario, "png_ms", png_ms)
     object.__setattr__(sim_phone.scenario, "tree_server_shot_ms", shot_ms)
     adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
     first = adb.frame()                                   # before the server serves: screencap, and its cost
