@@ -4,7 +4,7 @@ Each task runs on the dump path and on the server path in turn (interleaved, so 
 both alike), at both ends of every uncertain cost of the profile (`remote.sim.realism.RANGES`: a warm
 read 5-100 ms, a dump 1-3 s, the other shell commands 30-150 ms). Printed per end: each task's wall time on
 both paths and their ratio, the trees read per step (server) and dumps per step (dump path), where the
-server path's seconds go; then the targets: the headline at most 3.5 s (median) with a fresh tree behind
+server path's seconds go (``shots``: frames the tree server gave, of all frames taken); then the targets: the headline at most 3.5 s (median) with a fresh tree behind
 every step and the final check, the templates together at least 2.5 times faster than the dump path.
 """
 
@@ -44,7 +44,7 @@ def compare_trees(run_one: Callable[..., dict], pad: Callable[[str, int], str], 
 
 def report(rows: list[tuple[dict, dict]], headline: str, pad: Callable[[str, int], str]) -> bool:
     print(f"{'task':24} {'ok':5} {'steps':>5} {'dump s':>7} {'server s':>8} {'x':>5} {'dumps/st':>8} "
-          f"{'reads/st':>8} {'cold s':>6} {'frames s':>8} {'act s':>6} {'wait s':>6}")
+          f"{'reads/st':>8} {'cold s':>6} {'frames s':>8} {'shots':>6} {'act s':>6} {'wait s':>6}")
     for dump, served in rows:
         n = max(served["steps"], 1)
         tree: dict[str, Any] = served["tree"]
@@ -52,7 +52,8 @@ def report(rows: list[tuple[dict, dict]], headline: str, pad: Callable[[str, int
         print(f"{pad(dump['task'], 24)} {_yes(dump) + '/' + _yes(served):5} {served['steps']:>5} "
               f"{dump['wall']:7.2f} {served['wall']:8.2f} {dump['wall'] / served['wall']:5.2f} "
               f"{dump['all_dumps'] / max(dump['steps'], 1):8.2f} {served['reads'] / n:8.2f} "
-              f"{tree.get('cold_start_s') or 0:6.2f} {p['frames']:8.2f} {p['act']:6.2f} {p['wait']:6.2f}"
+              f"{tree.get('cold_start_s') or 0:6.2f} {p['frames']:8.2f} {served['shots']:>2}/{served['grabs']:<3} "
+              f"{p['act']:6.2f} {p['wait']:6.2f}"
               + ("" if served["ok"] else f"  {served['error']}"))
     head = [served for _, served in rows if served["task"] == headline]
     firsts = {}

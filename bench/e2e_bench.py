@@ -122,6 +122,7 @@ def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, vers
         started = time.perf_counter()
         result = runner.run(task)
         wall = time.perf_counter() - started
+        link = adb.link_report()
         adb.close()
     slept = 1.0 if waits else 0.0
     overheads = [w - s * slept - d * dump_ms / 1000 for w, s, d in clock.rows]
@@ -131,7 +132,8 @@ def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, vers
             "wall": wall, "waits": sum(s for _, s, _ in clock.rows), "dumps": sum(d for *_, d in clock.rows),
             "overheads": overheads, "parts": clock.parts,
             "all_dumps": sum("uiautomator dump" in c for c in server.phone.commands),
-            "reads": server.phone.tree_server.reads, "tree": adb.dump_stats().tree}
+            "reads": server.phone.tree_server.reads, "tree": adb.dump_stats().tree,
+            "grabs": link.grabs, "shots": link.shots}
 
 
 def pad(text: str, width: int) -> str:
