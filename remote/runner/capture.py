@@ -70,7 +70,6 @@ class Capture:
         self.last: Screen | None = None       # the last screen that came with a tree
         self._paired: str | None = None       # the last phone dump given to a screen
         self.stats = CaptureStats()
-        self.field_box: tuple[int, int, int, int] | None = None   # the field being typed into (OCR read-back)
         self._born = time.monotonic()
         self._pending: threading.Thread | None = None   # a prefetched dump, running or done, not yet taken
         self._prefetched: str | None = None

@@ -47,11 +47,14 @@ class Typist:
         return self.tools.capture.beside_read_back(lambda: self._type(args, field), wait_after_ms(step, level) / 1000)
 
     def _type(self, args: InputText, field: UINode | None = None) -> bool:
-        """Type and read back; ``field``: the field's node in a tree at hand (its text before, its box)."""
-        self.tools.capture.field_box = field.bounds if field is not None else None
+        """Type and read back; ``field``: the field's node in a tree at hand (its text before, its box). When the
+        read-back's UI dump fails, the field is read by OCR in that box (else in the focused field's box of the
+        last screen that came with a tree)."""
+        device = self.tools.device
+        reader = readback.ocr_reader(device, field.bounds if field is not None else None, self.tools.capture.last)
         self.tools.locator.note_typed(args.text)   # even if the read-back fails, some of it may be in the field
-        return self.tools.device.input_text(args.text, clear=args.clear, verify=True,
-                                            before=readback.field_text(field))
+        return device.input_text(args.text, clear=args.clear, verify=True, before=readback.field_text(field),
+                                 field_reader=reader)
 
 
 class TargetedStep:

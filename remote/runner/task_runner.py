@@ -42,7 +42,6 @@ from remote.errors import (
     RemoteError,
     TaskError,
 )
-from remote.runner import readback
 from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.capture import wake
 from remote.runner.clock import Clock, Interrupted, stopped_by
@@ -198,7 +197,6 @@ class TaskRunner:
         homes = {m.package: m.home_refs for m in self.registry.modules.values() if m.package and m.home_refs}
         apps = Apps(self.device, self.registry.app_packages(), homes)
         capture = Capture(self.device)
-        readback.install(self.device, capture)   # typing's read-back when the UI dump fails: OCR of the field
         self.record.capture = capture
         return StepTools(device=self.device, locator=locator, checks=models.checks, clock=self.clock,
                          person=self.person, capture=capture, apps=apps, vision=models.vision,
