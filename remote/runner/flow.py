@@ -216,7 +216,7 @@ class Flow:
         rounds, why = 0, ""
         while rounds < args.max:
             if watched:
-                screen = self.looks.fresh(screen)
+                screen = self.looks.screen_with_tree(screen)
                 seen = see(self.tools.locator, screen, targets)
                 self.looks.look(sr, Look("visible", watched, seen.found, seen.evidence, seen.method), screen)
                 if bool(seen.found) != bool(args.while_visible):
@@ -229,7 +229,7 @@ class Flow:
         else:
             why = f"{args.times} times, as asked" if args.times else f"stopped at max: {args.max} rounds"
             if watched:
-                screen = self.looks.fresh(None)
+                screen = self.looks.screen_with_tree(None)
                 seen = see(self.tools.locator, screen, targets)
                 self.looks.look(sr, Look("visible", watched, seen.found, seen.evidence, seen.method), screen)
                 why += f"; {watched} {'is' if seen.found else 'is not'} on the screen"

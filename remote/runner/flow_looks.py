@@ -32,8 +32,8 @@ class Looks:
     def __init__(self, steps: StepRunner) -> None:
         self.steps, self.tools = steps, steps.tools
 
-    def fresh(self, screen: Screen | None) -> Screen:
-        """The screen the last step left (when it was taken with its tree), else a new look."""
+    def screen_with_tree(self, screen: Screen | None) -> Screen:
+        """``screen`` (the one the last step left) when it was taken with its tree, else a new look with one."""
         return screen if screen is not None and screen.tree_taken else self.steps.capture()
 
     @staticmethod
@@ -52,7 +52,7 @@ class Looks:
         held = []
         for condition in step.when.conditions:
             if condition.kind in ("visible", "not_visible", "checked", "not_checked"):
-                screen = self.fresh(screen)
+                screen = self.screen_with_tree(screen)
             holds, why = self._condition(condition, screen, sr, scope)
             if holds is None:
                 return Ended.failed(FailureReason.NOT_FOUND, f"cannot tell whether {condition.describe()}: {why}"), \
@@ -85,7 +85,7 @@ class Looks:
 
     def eyes(self, screen: Screen | None, targets: Sequence[str]) -> Eyes:
         """The first look takes the screen the last step left (when it has its tree), later ones a new one."""
-        return Eyes(lambda n: self.fresh(screen) if n == 0 else self.steps.capture(),
+        return Eyes(lambda n: self.screen_with_tree(screen) if n == 0 else self.steps.capture(),
                     lambda shot: see(self.tools.locator, shot, targets))
 
     def poll(self, step: StepPlan, args: Assert | WaitUntil, screen: Screen | None,
@@ -129,7 +129,7 @@ class Looks:
 
     def extract(self, step: StepPlan, args: Extract, screen: Screen | None, sr: StepResult,
                 scope: Scope) -> tuple[Ended, Screen]:
-        shot = self.fresh(screen)
+        shot = self.screen_with_tree(screen)
         reading = read(self.tools.locator, shot, args, step.targets)
         if not reading.texts and reading.checked is None and self.tools.vision is not None \
                 and args.source in ("from", "below", "right_of"):

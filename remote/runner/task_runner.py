@@ -324,7 +324,7 @@ class TaskRunner:
             return
         # The last step's screen serves when it is still the screen now and only its tree decides (its frame
         # was taken before that dump ended); otherwise the screen is captured again and judged afresh.
-        still = None if any(f.target for f in failures) else steps.tools.capture.still(last)
+        still = None if any(f.target for f in failures) else steps.tools.capture.last_if_unchanged(last)
         screen = still or steps.capture()
         if self._failure_screen(checker, failures, screen, result):
             return
