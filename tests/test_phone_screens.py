@@ -153,9 +153,9 @@ def test_typings_frame_is_taken_beside_its_read_back_dump(fast_adb, sim_phone):
         fast_adb.tap(540, 1200)                  # what typing sends, then its read-back dump
         return fast_adb.dump_hierarchy()
 
-    xml = capture.beside_read_back(typing, 0.05)
-    assert capture.stats.frames == 1                                    # taken while the dump ran
-    screen = capture.after_typing()
+    xml, beside = capture.frame_beside_read_back(typing, 0.05)
+    assert capture.stats.frames == 1 and beside is not None             # taken while the dump ran
+    screen = capture.screen_after_typing(beside)
     assert screen is not None and screen.xml == xml and capture.stats.frames == 1
     assert sum("uiautomator dump" in c for c in sim_phone.commands) == 1
 
@@ -168,9 +168,9 @@ def test_a_frame_beside_a_read_back_is_dropped_when_the_screen_changed_after(fas
         fast_adb.dump_hierarchy()
         fast_adb.tap(540, 1200)
 
-    capture.beside_read_back(typing_then_a_tap, 0.05)
-    assert capture.stats.frames == 1 and capture.after_typing() is None
-    after = capture.after_action(0.0, lambda s: None)                    # the usual way: dumped anew
+    _, beside = capture.frame_beside_read_back(typing_then_a_tap, 0.05)
+    assert capture.stats.frames == 1 and capture.screen_after_typing(beside) is None
+    after = capture.after_action(0.0, lambda s: None, beside=beside)     # the usual way: dumped anew
     assert not after.tree_reused and capture.stats.frames == 2
 
 

@@ -18,9 +18,10 @@ beside it: the dump itself waits for a second without UI events (waitForIdle),
 so the tree it returns is at least as settled as the wait would have made it.
 For the same reason a step whose action ended with a read-back dump waits only
 what is left of its settle time once that dump is done; and typing's frame is taken
-beside its read-back dump (`beside_read_back`), once the settle time has passed in
-it, as after any action (kept only while nothing changed the screen since that dump
-began). A `prefetch`ed dump (after
+beside its read-back dump (`frame_beside_read_back`), once the settle time has passed in
+it, as after any action. That frame is a value, `FrameBeside` (what was captured, when, after which
+action), which the typing step hands on to `after_action` / `screen_after_typing`; it stands for the
+screen after only while nothing changed the screen since its dump began. A `prefetch`ed dump (after
 an app's launch) is the same: the next screen's frame is taken beside it, once the
 launch's own wait has run, and the tree is waited for when it is needed.
 A dump that fails leaves the screen without a tree (the locator uses the
@@ -46,9 +47,25 @@ from remote.errors import DeviceCommandError, DeviceError, SecureScreen
 
 logger = logging.getLogger(__name__)
 RECENT_DUMP_S = 3.0    # a read-back dump this recent, with nothing changed since, is the next screen's tree
-WATCH_POLL_S = 0.02    # how often `beside_read_back` looks for the read-back dump to have begun
+WATCH_POLL_S = 0.02    # how often `frame_beside_read_back` looks for the read-back dump to have begun
 T = TypeVar("T")
 Frame = tuple[Image.Image | np.ndarray, bool]
+
+
+@dataclass(frozen=True, eq=False)
+class FrameBeside:
+    """A frame taken beside typing's read-back dump once the settle time had run in it: what was captured (the
+    frame, whether the screen was secure), when (``taken_at``, `time.monotonic`) and after which action
+    (``generation``: the phone's count of screen-changing commands when that dump began)."""
+
+    image: Image.Image | np.ndarray
+    secure: bool
+    generation: int
+    taken_at: float
+
+    def of(self, record: DumpRecord | None) -> bool:
+        """Taken beside ``record`` (the phone's last dump, None when something changed the screen since)."""
+        return record is not None and record.generation == self.generation
 
 
 @dataclass
@@ -63,18 +80,22 @@ class CaptureStats:
 
 
 class Capture:
-    """``Capture(device).screen(tree=True)``: a frame, and (reused or dumped) the UI tree of that state."""
+    """``Capture(device).screen(tree=True)``: a frame, and (reused or dumped) the UI tree of that state.
+
+    What it keeps between calls, all of it about its own screens: `last` (the last screen it gave with a tree:
+    the first reuse rule compares frames against it), the last phone dump it gave a screen (never given twice),
+    a prefetched dump not yet taken, and its counts (`stats`). What a step carries from its action to the
+    screen after it (the frame beside a read-back) is a value the step passes, not kept here.
+    """
 
     def __init__(self, device: Device) -> None:
         self.device = device
         self.last: Screen | None = None       # the last screen that came with a tree
         self._paired: str | None = None       # the last phone dump given to a screen
         self.stats = CaptureStats()
-        self.field_box: tuple[int, int, int, int] | None = None   # the field being typed into (OCR read-back)
         self._born = time.monotonic()
         self._pending: threading.Thread | None = None   # a prefetched dump, running or done, not yet taken
         self._prefetched: str | None = None
-        self._beside: tuple[Frame, int] | None = None   # a frame taken beside a read-back dump, and its generation
 
     def _recent(self) -> DumpRecord | None:
         """The phone's own last dump (typing's read-back), when taken in this capture's life, moments ago,
@@ -115,12 +136,14 @@ class Capture:
         self._paired = xml
         return xml
 
-    def beside_read_back(self, act: Callable[[], T], settle_s: float) -> T:
-        """Run ``act`` (typing, which ends with a read-back dump); once such a dump has run ``settle_s``, the
-        frame is taken beside it and kept for the screen after (`after_action`, `after_typing`)."""
+    def frame_beside_read_back(self, act: Callable[[], T], settle_s: float) -> tuple[T, FrameBeside | None]:
+        """Run ``act`` (typing, which ends with a read-back dump); what it returned, and the frame taken beside
+        that dump once it had run ``settle_s`` (None when none was: no dump began, or the frame failed), for
+        the screen after (`after_action`, `screen_after_typing`). Reads the phone's dump underway; counts the
+        frame."""
         device = self.device
         if not isinstance(device, DumpReuse):
-            return act()
+            return act(), None
         done, taken = threading.Event(), []
 
         def watch() -> None:
@@ -132,7 +155,8 @@ class Capture:
                 generation, started = underway   # the action came before the dump began: settle from there
                 if not done.wait(max(0.0, settle_s - (time.monotonic() - started))):
                     try:
-                        taken.append((self._frame(), generation))
+                        image, secure = self._frame()
+                        taken.append(FrameBeside(image, secure, generation, time.monotonic()))
                     except DeviceError as exc:    # the screen after is captured the usual way
                         logger.info("frame beside the read-back failed: %s", exc)
                 return
@@ -140,24 +164,25 @@ class Capture:
         watcher = threading.Thread(target=watch, name="frame-beside", daemon=True)
         watcher.start()
         try:
-            return act()
+            result = act()
         finally:
             done.set()
             watcher.join()
-            self._beside = taken[0] if taken else None
+        return result, (taken[0] if taken else None)
 
-    def after_typing(self) -> Screen | None:
-        """The screen after an untargeted typing step: its read-back dump and the frame taken beside it, when
-        nothing has changed the screen since that dump began (else None: the next step captures)."""
-        beside, self._beside = self._beside, None
+    def screen_after_typing(self, beside: FrameBeside | None) -> Screen | None:
+        """The screen after an untargeted typing step: its read-back dump with ``beside`` (the frame taken beside
+        it), when nothing has changed the screen since that dump began; else None (the next step captures).
+        Reads the phone's last dump; the screen it returns becomes `last`."""
         recent = self._recent()
-        if beside is None or recent is None or beside[1] != recent.generation:
+        if beside is None or not beside.of(recent):
             return None
-        (image, secure) = beside[0]
-        return self._reused(image, secure, recent.xml)
+        assert recent is not None
+        return self._reused(beside.image, beside.secure, recent.xml)
 
     def screen(self, *, tree: bool, fresh: bool = False) -> Screen:
-        """The screen now; with ``tree`` its UI tree too (``fresh``: dump, never reuse)."""
+        """The screen now; with ``tree`` its UI tree too (``fresh``: dump, never reuse). A screen with a tree
+        becomes `last`."""
         image, secure = self._frame()
         if not tree and not secure:
             return Screen(image)
@@ -171,37 +196,39 @@ class Capture:
         xml, error = self._dump()
         return self._keep(Screen(image, xml, secure=secure, tree_error=error))
 
-    def with_tree(self, screen: Screen) -> Screen:
-        """``screen`` (a frame taken after a step's wait, without a tree) with a fresh UI dump: its frame is not
-        taken again."""
+    def with_fresh_tree(self, screen: Screen) -> Screen:
+        """A new screen: ``screen``'s frame (taken after a step's wait, without a tree; not taken again) with a
+        fresh UI dump. It becomes `last` when the dump gave a tree."""
         xml, error = self._dump()
         return self._keep(Screen(screen.source, xml, secure=screen.secure, tree_error=error))
 
-    def still(self, last: Screen | None) -> Screen | None:
+    def last_if_unchanged(self, last: Screen | None) -> Screen | None:
         """``last`` (the last step's screen) when it is still the screen now: its tree is the phone's latest
-        dump and nothing that changes the screen has run since that dump began, moments ago; else None."""
+        dump and nothing that changes the screen has run since that dump began, moments ago; else None.
+        Reads the phone's last dump; changes nothing."""
         if last is None or last.xml is None or last.secure or not isinstance(self.device, DumpReuse) or self._cheap():
             return None
         record = self.device.recent_dump(RECENT_DUMP_S)
         return last if record is not None and record.xml is last.xml else None
 
-    def after_action(self, settle_s: float, sleep: Callable[[float], None], *, tree: bool = True) -> Screen:
+    def after_action(self, settle_s: float, sleep: Callable[[float], None], *, tree: bool = True,
+                     beside: FrameBeside | None = None) -> Screen:
         """The screen after an action: the UI dump runs while the step waits ``settle_s`` and takes the frame.
 
         When the action ended with a dump of its own (typing's read-back) and nothing changed the screen
-        since, that dump is the tree. Without ``tree`` only the frame is taken, after the wait (the caller
-        checks the step another way, and dumps with `screen` when that cannot tell).
+        since, that dump is the tree, and ``beside`` (the frame typing took beside it) the frame. Without
+        ``tree`` only the frame is taken, after the wait (the caller checks the step another way, and dumps
+        with `screen` when that cannot tell). Waits for a prefetched dump; a screen with a tree becomes `last`.
         """
         self._take_prefetched()   # of the screen before this action: waited for (one dump at a time), not used
-        beside, self._beside = self._beside, None
         if not tree:
             sleep(settle_s)
             image, secure = self._frame()
             return Screen(image, secure=secure)
         recent = self._recent()
         if recent is not None:
-            if beside is not None and beside[1] == recent.generation:
-                image, secure = beside[0]        # taken beside this very dump, after the settle time
+            if beside is not None and beside.of(recent):
+                image, secure = beside.image, beside.secure   # taken beside this very dump, after the settle time
             else:
                 # the dump began after the action and waited for the screen to go idle: only the rest of the wait
                 sleep(max(0.0, settle_s - (time.monotonic() - recent.started)))

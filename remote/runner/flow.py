@@ -4,8 +4,10 @@ The task runner hands a step here when it is one of those kinds, has a ``when``,
 the run knows (``scope.py``); every other step goes straight to the StepRunner. A block's steps (repeat,
 retry, run) come back through :meth:`Flow.run` one by one: each is recorded as a step of its own under
 its block (``parent``), numbered after it, and counts against ``--max-steps`` and the run's clock. The
-steps that only look (a ``when``, waits, scrolls, reads) are ``flow_looks.Looks``'s. Bounds here: a
-repeat at max, a retry at times, sub-tasks at ``MAX_DEPTH``.
+steps that only look (a ``when``, waits, scrolls, reads) are ``flow_looks.Looks``'s. Each kind returns how
+it ended (an :class:`Ended` value and the screen after it), which :meth:`Flow.run` writes onto the step's
+record once, as ``StepRunner.run`` does. Bounds here: a repeat at max, a retry at times, sub-tasks at
+``MAX_DEPTH``.
 """
 
 from __future__ import annotations
@@ -47,10 +49,10 @@ from remote.errors import ConfigError
 from remote.runner.final_check import FinalChecker
 from remote.runner.flow_looks import Looks
 from remote.runner.looking import see
+from remote.runner.outcome import Ended, StepEnd
 from remote.runner.protocols import Listener
 from remote.runner.scope import Scope
 from remote.runner.step_runner import StepRunner
-from remote.runner.tools import fail
 
 # Failures another try cannot mend: nobody allowed it, nobody is there, the plan gave up, the setup is wrong.
 FINAL = (FailureReason.NOT_CONFIRMED, FailureReason.NO_PERSON, FailureReason.GAVE_UP, FailureReason.CONFIG,
@@ -98,19 +100,19 @@ class Flow:
         before = usage.snapshot()
         try:
             if self.tools.dry_run:
-                sr.status = StepStatus.NOT_CHECKED
-                sr.notes.append("not run in a dry run: it looks at the live screen")
+                ended = Ended(StepStatus.NOT_CHECKED, note="not run in a dry run: it looks at the live screen")
             else:
                 sr.step = step = self.scope.bind(step)
-                go, screen = self.looks.when(step, screen, sr, self.scope)
-                if go and not is_flow(step.action.value):
+                stop, screen = self.looks.when(step, screen, sr, self.scope)
+                if stop is None and not is_flow(step.action.value):
                     return self._act(step, screen, usage, sr)
-                if go:
-                    screen = self._kind(step, screen, usage, sr)
+                ended, screen = (stop, screen) if stop is not None else self._kind(step, screen, usage, sr)
         except ArgsError as exc:
-            fail(sr, FailureReason.INVALID_PLAN, f"step {step.step}: {'; '.join(exc.problems)}"[:400])
+            ended = Ended.failed(FailureReason.INVALID_PLAN, f"step {step.step}: {'; '.join(exc.problems)}"[:400])
         except ConfigError as exc:
-            fail(sr, FailureReason.CONFIG, exc.message + (f" ({exc.hint})" if exc.hint else ""), abort=True)
+            ended = Ended.failed(FailureReason.CONFIG, exc.message + (f" ({exc.hint})" if exc.hint else ""),
+                                 abort=True)
+        ended.record(sr)
         sr.end_time = time.time()
         sr.model_usage = usage.since(before)
         return sr, screen
@@ -122,7 +124,7 @@ class Flow:
         inner.notes[:0], inner.looks[:0], inner.look_screens[:0] = sr.notes, sr.looks, sr.look_screens
         return inner, screen
 
-    def _kind(self, step: StepPlan, screen: Screen | None, usage: ModelUsage, sr: StepResult) -> Screen | None:
+    def _kind(self, step: StepPlan, screen: Screen | None, usage: ModelUsage, sr: StepResult) -> StepEnd:
         args = step.args
         if step.wait_before:
             self.tools.clock.sleep(step.wait_before / 1000)
@@ -161,19 +163,19 @@ class Flow:
         return None, screen
 
     @staticmethod
-    def _failed(sr: StepResult, failed: StepResult, where: str = "") -> None:
-        fail(sr, failed.failure or FailureReason.INTERNAL, f"step {failed.step.step} ({failed.step.label}) "
-             f"failed{where}: {failed.error_message}"[:500], abort=failed.abort)
+    def _failed(failed: StepResult, where: str = "") -> Ended:
+        """A block ends as its first failed step did (its reason, its abort), saying which step and why."""
+        return Ended.failed(failed.failure or FailureReason.INTERNAL, f"step {failed.step.step} ({failed.step.label}) "
+                            f"failed{where}: {failed.error_message}"[:500], abort=failed.abort)
 
     def _run_task(self, step: StepPlan, args: RunTask, screen: Screen | None, usage: ModelUsage,
-                  sr: StepResult) -> Screen | None:
+                  sr: StepResult) -> StepEnd:
         if args.task is None:
             failed, screen = self._block(step, step.steps, screen, usage)
-            return self._done(sr, failed, screen, f"{len(step.steps)} steps")
+            return self._done(failed, screen, f"{len(step.steps)} steps")
         if self.scope.depth + 1 >= MAX_DEPTH:
-            fail(sr, FailureReason.INVALID_PLAN, f"sub-tasks nest deeper than {MAX_DEPTH} (run {args.task})",
-                 abort=True)
-            return screen
+            return Ended.failed(FailureReason.INVALID_PLAN, f"sub-tasks nest deeper than {MAX_DEPTH} "
+                                f"(run {args.task})", abort=True), screen
         plan, package = self._plan(args)
         outer = self.scope
         self.scope = outer.child(plan)
@@ -184,15 +186,14 @@ class Flow:
         finally:
             self.scope = outer
         if failed is not None or not check:
-            return self._done(sr, failed, screen, f"{plan.module}.{args.task}: {len(plan.steps)} steps")
+            return self._done(failed, screen, f"{plan.module}.{args.task}: {len(plan.steps)} steps")
         shot = self.steps.capture()
         verdict = self.checker.check(check, shot)
         sr.screenshot_before = shot
         if verdict.passed is not True:
-            fail(sr, FailureReason.ASSERTION, f"{plan.module}.{args.task} ran, but its success_check did not hold: "
-                 f"{verdict.summary}"[:500])
-            return shot
-        return self._done(sr, None, shot, f"{plan.module}.{args.task}: its check passed ({verdict.summary})")
+            return Ended.failed(FailureReason.ASSERTION, f"{plan.module}.{args.task} ran, but its success_check "
+                                f"did not hold: {verdict.summary}"[:500]), shot
+        return self._done(None, shot, f"{plan.module}.{args.task}: its check passed ({verdict.summary})")
 
     def _plan(self, args: RunTask) -> tuple[TaskPlan, str]:
         module = self.registry.get(args.module or self.scope.module)
@@ -204,22 +205,18 @@ class Flow:
                               hint=f"did you mean {close[0]!r}?" if close else f"its tasks: {', '.join(names)}")
         return build_plan(module, template, dict(args.slots)), module.package
 
-    def _done(self, sr: StepResult, failed: StepResult | None, screen: Screen | None, what: str) -> Screen | None:
-        if failed is not None:
-            self._failed(sr, failed)
-        else:
-            sr.status = StepStatus.SUCCESS
-            sr.notes.append(what[:300])
-        return screen
+    def _done(self, failed: StepResult | None, screen: Screen | None, what: str) -> StepEnd:
+        """A block's ending: as its failed step, else done (``what`` it did, for the record)."""
+        return (self._failed(failed) if failed is not None else Ended.ok(what[:300])), screen
 
     def _repeat(self, step: StepPlan, args: Repeat, screen: Screen | None, usage: ModelUsage,
-                sr: StepResult) -> Screen | None:
+                sr: StepResult) -> StepEnd:
         targets = args.while_visible or args.until_visible
         watched = " | ".join(targets)
         rounds, why = 0, ""
         while rounds < args.max:
             if watched:
-                screen = self.looks.fresh(screen)
+                screen = self.looks.screen_with_tree(screen)
                 seen = see(self.tools.locator, screen, targets)
                 self.looks.look(sr, Look("visible", watched, seen.found, seen.evidence, seen.method), screen)
                 if bool(seen.found) != bool(args.while_visible):
@@ -227,32 +224,30 @@ class Flow:
                     break
             failed, screen = self._block(step, step.steps, screen, usage)
             if failed is not None:
-                self._failed(sr, failed, f" in round {rounds + 1}")
-                return screen
+                return self._failed(failed, f" in round {rounds + 1}"), screen
             rounds += 1
         else:
             why = f"{args.times} times, as asked" if args.times else f"stopped at max: {args.max} rounds"
             if watched:
-                screen = self.looks.fresh(None)
+                screen = self.looks.screen_with_tree(None)
                 seen = see(self.tools.locator, screen, targets)
                 self.looks.look(sr, Look("visible", watched, seen.found, seen.evidence, seen.method), screen)
                 why += f"; {watched} {'is' if seen.found else 'is not'} on the screen"
-        return self._done(sr, None, screen, f"{rounds} round{'s' if rounds != 1 else ''}: {why}")
+        return self._done(None, screen, f"{rounds} round{'s' if rounds != 1 else ''}: {why}")
 
     def _retry(self, step: StepPlan, args: Retry, screen: Screen | None, usage: ModelUsage,
-               sr: StepResult) -> Screen | None:
+               sr: StepResult) -> StepEnd:
         failed: StepResult | None = None
         for attempt in range(1, args.times + 1):
             failed, screen = self._block(step, step.steps, screen, usage)
             if failed is None:
-                return self._done(sr, None, screen, f"succeeded on try {attempt} of {args.times}")
+                return self._done(None, screen, f"succeeded on try {attempt} of {args.times}")
             sr.notes.append(f"try {attempt} failed: step {failed.step.step}: {failed.error_message}"[:300])
             if failed.failure in FINAL:
                 break
             screen = None
         assert failed is not None
-        self._failed(sr, failed, f" on each of {attempt} tries")
-        return screen
+        return self._failed(failed, f" on each of {attempt} tries"), screen
 
     # ------------------------------------------------------------------ the answer
     def answer(self, result: TaskResult, plan: TaskPlan) -> None:

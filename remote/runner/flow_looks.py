@@ -2,8 +2,9 @@
 ``scroll_until_visible`` and ``extract`` (`Flow` hands them here; the blocks stay in ``flow.py``).
 
 Each look is a screenshot and a UI dump decided by ``looking.py``, kept on the step (``StepResult.looks``,
-the last ``KEPT_SCREENS`` screens) for ``remote replay``. Bounds: a wait ends at its timeout plus one look,
-a scroll at ``max_swipes`` (or when the list stops moving).
+the last ``KEPT_SCREENS`` screens) for ``remote replay``. How a step ended is the :class:`Ended` value each
+method returns (with the screen it looked at last); `Flow.run` writes it onto the record once. Bounds: a
+wait ends at its timeout plus one look, a scroll at ``max_swipes`` (or when the list stops moving).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from remote.core.plan.values import version_holds
 from remote.core.records import FailureReason, Look, StepPlan, StepResult, StepStatus
 from remote.errors import BudgetExceeded
 from remote.runner.looking import OCR_TIERS, Reading, read, see, shows, switch, value_of
+from remote.runner.outcome import Ended
 from remote.runner.scope import Scope
 from remote.runner.seeking import Eyes, holds, scroll_until_visible, wait_until
 from remote.runner.step_runner import StepRunner
-from remote.runner.tools import fail
 
 POLL_S = 0.3               # between two looks of a wait or an assert
 SCROLL_SETTLE_S = 0.4      # after a swipe, before the next look
@@ -31,8 +32,8 @@ class Looks:
     def __init__(self, steps: StepRunner) -> None:
         self.steps, self.tools = steps, steps.tools
 
-    def fresh(self, screen: Screen | None) -> Screen:
-        """The screen the last step left (when it was taken with its tree), else a new look."""
+    def screen_with_tree(self, screen: Screen | None) -> Screen:
+        """``screen`` (the one the last step left) when it was taken with its tree, else a new look with one."""
         return screen if screen is not None and screen.tree_taken else self.steps.capture()
 
     @staticmethod
@@ -42,24 +43,26 @@ class Looks:
         for i in range(max(0, len(sr.look_screens) - KEPT_SCREENS)):
             sr.look_screens[i] = None
 
-    def when(self, step: StepPlan, screen: Screen | None, sr: StepResult, scope: Scope) -> tuple[bool, Screen | None]:
+    def when(self, step: StepPlan, screen: Screen | None, sr: StepResult,
+             scope: Scope) -> tuple[Ended | None, Screen | None]:
+        """Whether the step's ``when`` holds: None (run the step; its conditions noted), else how the step ends
+        without running (skipped, or failed: the condition could not be told); and the screen looked at."""
         if step.when is None:
-            return True, screen
+            return None, screen
         held = []
         for condition in step.when.conditions:
             if condition.kind in ("visible", "not_visible", "checked", "not_checked"):
-                screen = self.fresh(screen)
+                screen = self.screen_with_tree(screen)
             holds, why = self._condition(condition, screen, sr, scope)
             if holds is None:
-                fail(sr, FailureReason.NOT_FOUND, f"cannot tell whether {condition.describe()}: {why}")
-                return False, screen
+                return Ended.failed(FailureReason.NOT_FOUND, f"cannot tell whether {condition.describe()}: {why}"), \
+                    screen
             if not holds:
-                sr.status = StepStatus.SKIPPED
-                sr.notes.append(f"skipped: when {condition.kind}: {condition.value} does not hold ({why})")
-                return False, screen
+                return Ended(StepStatus.SKIPPED, note=f"skipped: when {condition.kind}: {condition.value} does not "
+                             f"hold ({why})"), screen
             held.append(f"{condition.kind}: {condition.value} ({why[:80]})")
         sr.notes.append("when " + "; ".join(held))
-        return True, screen
+        return None, screen
 
     def _condition(self, c: Condition, screen: Screen | None, sr: StepResult, scope: Scope) -> tuple[bool | None, str]:
         locator, device = self.tools.locator, self.tools.device
@@ -82,10 +85,11 @@ class Looks:
 
     def eyes(self, screen: Screen | None, targets: Sequence[str]) -> Eyes:
         """The first look takes the screen the last step left (when it has its tree), later ones a new one."""
-        return Eyes(lambda n: self.fresh(screen) if n == 0 else self.steps.capture(),
+        return Eyes(lambda n: self.screen_with_tree(screen) if n == 0 else self.steps.capture(),
                     lambda shot: see(self.tools.locator, shot, targets))
 
-    def poll(self, step: StepPlan, args: Assert | WaitUntil, screen: Screen | None, sr: StepResult) -> Screen:
+    def poll(self, step: StepPlan, args: Assert | WaitUntil, screen: Screen | None,
+             sr: StepResult) -> tuple[Ended, Screen]:
         """Look until the target is (or is not) there, at most ``timeout_ms`` and one more look."""
         kind = "visible" if args.visible else "not_visible"
         got = wait_until(self.eyes(screen, step.targets), args.visible, args.timeout_ms, self.tools.clock, POLL_S)
@@ -94,18 +98,16 @@ class Looks:
         sr.screenshot_before = shot
         said = f"after {got.waited_ms} ms, {looks} look{'s' if looks > 1 else ''}"
         if holds(seen, args.visible):
-            sr.status = StepStatus.SUCCESS
-            sr.notes.append(f"{kind} {said}: {seen.evidence}"[:300])
-        elif isinstance(args, Assert):
+            return Ended.ok(f"{kind} {said}: {seen.evidence}"[:300]), shot
+        if isinstance(args, Assert):
             instead = f"; {shows(shot)}" if args.visible else ", still there"
-            fail(sr, FailureReason.ASSERTION, f"{step.action.value}: {seen.evidence}{instead} ({said})"[:500],
-                 abort=True)
-        else:
-            fail(sr, FailureReason.TIMEOUT, f"wait_until {kind} {' | '.join(step.targets)} never came true: "
-                 f"timeout {args.timeout_ms} ms, {said}; {seen.evidence}; {shows(shot)}"[:500])
-        return shot
+            return Ended.failed(FailureReason.ASSERTION, f"{step.action.value}: {seen.evidence}{instead} "
+                                f"({said})"[:500], abort=True), shot
+        return Ended.failed(FailureReason.TIMEOUT, f"wait_until {kind} {' | '.join(step.targets)} never came true: "
+                            f"timeout {args.timeout_ms} ms, {said}; {seen.evidence}; {shows(shot)}"[:500]), shot
 
-    def scroll(self, step: StepPlan, args: ScrollUntil, screen: Screen | None, sr: StepResult) -> Screen:
+    def scroll(self, step: StepPlan, args: ScrollUntil, screen: Screen | None,
+               sr: StepResult) -> tuple[Ended, Screen]:
         """Swipe until the target shows, at most ``max_swipes`` times, or until the list stops moving."""
         def swipe() -> None:
             self.tools.device.swipe_direction(FINGER[args.direction], 0.5, 300)
@@ -117,18 +119,17 @@ class Looks:
         sr.screenshot_before = shot
         what = " | ".join(step.targets)
         if seen.found:
-            sr.status = StepStatus.SUCCESS
-            sr.notes.append(f"found after {swipes} swipe{'s' if swipes != 1 else ''}: {seen.evidence}"[:300])
-        elif got.ended:
-            fail(sr, FailureReason.NOT_FOUND, f"{what} not found: the list stopped moving after {swipes - 1} "
-                 f"swipe{'s' if swipes != 2 else ''} {args.direction} (its end); {shows(shot)}"[:500])
-        else:
-            fail(sr, FailureReason.NOT_FOUND, f"{what} not found after {swipes} swipes {args.direction} "
-                 f"(max_swipes {args.max_swipes}); {shows(shot)}"[:500])
-        return shot
+            return Ended.ok(f"found after {swipes} swipe{'s' if swipes != 1 else ''}: {seen.evidence}"[:300]), shot
+        if got.ended:
+            return Ended.failed(FailureReason.NOT_FOUND, f"{what} not found: the list stopped moving after "
+                                f"{swipes - 1} swipe{'s' if swipes != 2 else ''} {args.direction} (its end); "
+                                f"{shows(shot)}"[:500]), shot
+        return Ended.failed(FailureReason.NOT_FOUND, f"{what} not found after {swipes} swipes {args.direction} "
+                            f"(max_swipes {args.max_swipes}); {shows(shot)}"[:500]), shot
 
-    def extract(self, step: StepPlan, args: Extract, screen: Screen | None, sr: StepResult, scope: Scope) -> Screen:
-        shot = self.fresh(screen)
+    def extract(self, step: StepPlan, args: Extract, screen: Screen | None, sr: StepResult,
+                scope: Scope) -> tuple[Ended, Screen]:
+        shot = self.screen_with_tree(screen)
         reading = read(self.tools.locator, shot, args, step.targets)
         if not reading.texts and reading.checked is None and self.tools.vision is not None \
                 and args.source in ("from", "below", "right_of"):
@@ -138,15 +139,12 @@ class Looks:
         sr.screenshot_before = shot
         if value is None:
             self.look(sr, Look("extract", target, False, error, reading.method), shot)
-            fail(sr, FailureReason.NOT_READ, f"extract {args.name} from {target}: {error}"[:500])
-            return shot
+            return Ended.failed(FailureReason.NOT_READ, f"extract {args.name} from {target}: {error}"[:500]), shot
         scope.variables[args.name] = value
         said = f"the switch is {'on' if value else 'off'}" if reading.checked is not None and args.kind == "bool" \
             else f"read {reading.texts!r}"
         self.look(sr, Look("extract", target, True, said[:200], reading.method, value), shot)
-        sr.status = StepStatus.SUCCESS
-        sr.notes.append(f"{args.name} = {value!r} (read by {reading.method})"[:300])
-        return shot
+        return Ended.ok(f"{args.name} = {value!r} (read by {reading.method})"[:300]), shot
 
     def _read_with_model(self, shot: Screen, args: Extract, step: StepPlan, before: Reading) -> Reading:
         """Neither the tree nor OCR found the target: the vision model may find it, and its box is read."""

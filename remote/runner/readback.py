@@ -3,19 +3,18 @@
 Typing verifies by reading the field back (ADBKeyboard's broadcast says nothing of
 delivery, docs/adb.md#adbkeyboard). The field's text before typing is often already known from
 the tree the step located the field in; after typing the phone is dumped. When that
-dump fails (R4), the field is read on the screenshot instead, inside its box.
+dump fails (R4), the field is read on the screenshot instead, inside its box: the typing step makes
+that reader (`ocr_reader`) from the field it located and hands it to `Device.input_text`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
-from remote.core.device.protocol import Device, FieldReadback, FrameSource
+from remote.core.device.protocol import Device, FieldRead, FrameSource
 from remote.core.locate import ocr
 from remote.core.locate.screen import Screen
 from remote.core.locate.ui_tree import UINode
-from remote.runner.capture import Capture
 
 logger = logging.getLogger(__name__)
 PAD_PX = 6
@@ -42,20 +41,21 @@ def field_text(node: UINode | None) -> str | None:
     return "" if node.hint and node.text == node.hint else node.text
 
 
-def ocr_reader(device: Device, capture: Capture) -> Callable[[], str | None]:
-    """A reader of the field in ``capture.field_box`` (else the focused field of the last tree) by OCR."""
+def ocr_reader(device: Device, box: tuple[int, int, int, int] | None, last: Screen | None) -> FieldRead:
+    """A reader, by OCR on a new frame, of the field in ``box`` (else of the focused field in ``last``'s tree,
+    the last screen that came with one); it reads nothing until called, and changes nothing."""
 
     def read() -> str | None:
-        box = capture.field_box
-        if box is None:
-            node = field_node(capture.last)
-            box = node.bounds if node is not None else None
-        if box is None or not ocr.available():
-            logger.warning("no field to read back by OCR (%s)", "no OCR" if box else "its place is unknown")
+        where = box
+        if where is None:
+            node = field_node(last)
+            where = node.bounds if node is not None else None
+        if where is None or not ocr.available():
+            logger.warning("no field to read back by OCR (%s)", "no OCR" if where else "its place is unknown")
             return None
         frame = device.frame(allow_uniform=True) if isinstance(device, FrameSource) else device.screenshot()
         shot = Screen(frame)
-        x1, y1, x2, y2 = box
+        x1, y1, x2, y2 = where
         w, h = shot.size
         crop = shot.bgr[max(0, y1 - PAD_PX):min(h, y2 + PAD_PX), max(0, x1 - PAD_PX):min(w, x2 + PAD_PX)]
         lines = sorted(ocr.read_text(crop), key=lambda b: (b.bbox[1] // 20, b.bbox[0]))
@@ -65,8 +65,3 @@ def ocr_reader(device: Device, capture: Capture) -> Callable[[], str | None]:
 
     return read
 
-
-def install(device: Device, capture: Capture) -> None:
-    """Give a phone that can use one (`FieldReadback`) the OCR reader of ``capture``'s field."""
-    if isinstance(device, FieldReadback):
-        device.field_reader = ocr_reader(device, capture)

@@ -168,10 +168,10 @@ class StepRunner:
         if self.tools.dry_run:
             return Ended.ok(), None
         with timing(sr, "act"):
-            typed = self.typist.type_beside(step, level, args, node)
+            typed, beside = self.typist.type_with_frame(step, level, args, node)
         if not typed:
             return Ended.failed(FailureReason.TEXT_NOT_TYPED, "the text did not arrive in the field"), None
-        return Ended.ok(), self.tools.capture.after_typing()   # its read-back's tree and a frame beside it, else None
+        return Ended.ok(), self.tools.capture.screen_after_typing(beside)   # its read-back's tree and that frame
 
     def _launch(self, step: StepPlan, args: LaunchApp, level: ExecutionLevel, sr: StepResult) -> StepEnd:
         apps = self.tools.apps

@@ -28,6 +28,7 @@ from remote.core.records import (
 )
 from remote.runner import readback
 from remote.runner.aiming import Aimer, needs_tree
+from remote.runner.capture import FrameBeside
 from remote.runner.outcome import Ended, StepEnd
 from remote.runner.people import Consent
 from remote.runner.tools import StepTools
@@ -42,16 +43,22 @@ class Typist:
     def __init__(self, tools: StepTools) -> None:
         self.tools = tools
 
-    def type_beside(self, step: StepPlan, level: ExecutionLevel, args: InputText, field: UINode | None) -> bool:
-        """Type; the frame of the screen after is taken beside the read-back dump (`Capture.beside_read_back`)."""
-        return self.tools.capture.beside_read_back(lambda: self._type(args, field), wait_after_ms(step, level) / 1000)
+    def type_with_frame(self, step: StepPlan, level: ExecutionLevel, args: InputText,
+                        field: UINode | None) -> tuple[bool, FrameBeside | None]:
+        """Type: whether the text reads back, and the frame of the screen after, taken beside the read-back
+        dump (`Capture.frame_beside_read_back`), for the caller to hand to the screen after."""
+        return self.tools.capture.frame_beside_read_back(lambda: self._type(args, field),
+                                                         wait_after_ms(step, level) / 1000)
 
     def _type(self, args: InputText, field: UINode | None = None) -> bool:
-        """Type and read back; ``field``: the field's node in a tree at hand (its text before, its box)."""
-        self.tools.capture.field_box = field.bounds if field is not None else None
+        """Type and read back; ``field``: the field's node in a tree at hand (its text before, its box). When the
+        read-back's UI dump fails, the field is read by OCR in that box (else in the focused field's box of the
+        last screen that came with a tree)."""
+        device = self.tools.device
+        reader = readback.ocr_reader(device, field.bounds if field is not None else None, self.tools.capture.last)
         self.tools.locator.note_typed(args.text)   # even if the read-back fails, some of it may be in the field
-        return self.tools.device.input_text(args.text, clear=args.clear, verify=True,
-                                            before=readback.field_text(field))
+        return device.input_text(args.text, clear=args.clear, verify=True, before=readback.field_text(field),
+                                 field_reader=reader)
 
 
 class TargetedStep:
@@ -131,8 +138,8 @@ class TargetedStep:
         assert loc.element is not None
         keyboard = self.judge.keyboard_before(step, upcoming)
         with timing(sr, "act"):
-            ok = self._act_at(step, level, loc.element.center, readback.field_node(before, loc.element.bbox))
-        after, verdict = self.judge.after_tap(step, level, before, loc, ok, sr, keyboard, upcoming)
+            ok, beside = self._act_at(step, level, loc.element.center, readback.field_node(before, loc.element.bbox))
+        after, verdict = self.judge.after_tap(step, level, before, loc, ok, sr, keyboard, upcoming, beside=beside)
         sr.screenshot_after, sr.verify_result = after, verdict
         return after, verdict
 
@@ -148,16 +155,19 @@ class TargetedStep:
             return Ended.failed(reason, verdict.suggestion_detail or verdict.change_description)
         return None
 
-    def _act_at(self, step: StepPlan, level: ExecutionLevel, point: tuple[int, int], field: UINode | None = None) -> bool:
+    def _act_at(self, step: StepPlan, level: ExecutionLevel, point: tuple[int, int],
+                field: UINode | None = None) -> tuple[bool, FrameBeside | None]:
+        """Touch ``point``: whether it acted (typing: the text reads back) and, for typing, the frame taken
+        beside its read-back dump."""
         device, args = self.tools.device, step.args
         if isinstance(args, LongPress):
             device.long_press(*point, args.duration_ms)
-            return True
+            return True, None
         device.tap(*point)
         if isinstance(args, InputText):
             self.tools.clock.sleep(0.15)  # let the field take focus before typing
-            return self.typist.type_beside(step, level, args, field)
-        return True
+            return self.typist.type_with_frame(step, level, args, field)
+        return True, None
 
     @staticmethod
     def _toggle_state(step: StepPlan, screen: Screen, loc: LocateResult) -> bool | None:

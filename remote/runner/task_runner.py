@@ -42,7 +42,6 @@ from remote.errors import (
     RemoteError,
     TaskError,
 )
-from remote.runner import readback
 from remote.runner.agent_loop import AgentLoop, AgentRun
 from remote.runner.capture import wake
 from remote.runner.clock import Clock, Interrupted, stopped_by
@@ -200,7 +199,6 @@ class TaskRunner:
         homes = {m.package: m.home_refs for m in self.registry.modules.values() if m.package and m.home_refs}
         apps = Apps(self.device, self.registry.app_packages(), homes)
         capture = Capture(self.device)
-        readback.install(self.device, capture)   # typing's read-back when the UI dump fails: OCR of the field
         self.record.capture = capture
         return StepTools(device=self.device, locator=locator, checks=models.checks, clock=self.clock,
                          person=self.person, capture=capture, apps=apps, vision=models.vision,
@@ -328,7 +326,7 @@ class TaskRunner:
             return
         # The last step's screen serves when it is still the screen now and only its tree decides (its frame
         # was taken before that dump ended); otherwise the screen is captured again and judged afresh.
-        still = None if any(f.target for f in failures) else steps.tools.capture.still(last)
+        still = None if any(f.target for f in failures) else steps.tools.capture.last_if_unchanged(last)
         screen = still or steps.capture()
         if self._failure_screen(checker, failures, screen, result):
             return

@@ -12,18 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from remote.core.device.protocol import Device
-from remote.core.records import FailureReason, StepResult, StepStatus
+from remote.core.records import FailureReason
 from remote.errors import TaskError
 from remote.runner.capture import Capture as Capture
 from remote.runner.clock import Clock
 from remote.runner.protocols import Checks, Locator, Person, VisionTier
 
 logger = logging.getLogger(__name__)
-
-
-def fail(sr: StepResult, reason: FailureReason, message: str, *, abort: bool = False) -> None:
-    """Mark a step failed, with why (``abort``: the task must stop here, no replan)."""
-    sr.status, sr.failure, sr.error_message, sr.abort = StepStatus.FAILED, reason, message, abort
 
 
 class AppMissing(TaskError):

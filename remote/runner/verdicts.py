@@ -1,8 +1,8 @@
 """A step's verdict after its action: the screen after it, and what that screen says of the step.
 
-`Judge.settled` takes the screen after an action with its wait run beside the UI dump
-(`Capture.after_action`); `Judge.settle` verifies it, waiting out a spinner or closing what
-came up over the result; `Judge.verify` is the verdict itself (a typing read-back, a switch's
+`Judge.screen_after` takes the screen after an action with its wait run beside the UI dump
+(`Capture.after_action`); `Judge.verdict_clearing_blockers` verifies it, waiting out a spinner or closing
+what came up over the result; `Judge.verify` is the verdict itself (a typing read-back, a switch's
 state, the step's own check, else what the before/after comparison says).
 
 A plain tap that the next step types after (a search entry, a compose box) is judged on a fresh
@@ -37,6 +37,7 @@ from remote.core.records import (
     VerifyResult,
 )
 from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer
+from remote.runner.capture import FrameBeside
 from remote.runner.focus import focus_on_tree
 from remote.runner.tools import StepTools
 
@@ -58,11 +59,13 @@ class Judge:
         self.tools = tools
         self.aimer = aimer
 
-    def screen_after(self, step: StepPlan, level: ExecutionLevel, sr: StepResult, *, tree: bool = True) -> Screen:
-        """The screen after the step's action: its wait and the frame run beside the UI dump (``tree``)."""
+    def screen_after(self, step: StepPlan, level: ExecutionLevel, sr: StepResult, *, tree: bool = True,
+                     beside: FrameBeside | None = None) -> Screen:
+        """The screen after the step's action: its wait and the frame run beside the UI dump (``tree``);
+        ``beside``: the frame typing took beside its read-back dump (`Capture.after_action`)."""
         ms = wait_after_ms(step, level)
         started = time.perf_counter()
-        screen = self.tools.capture.after_action(ms / 1000, self.tools.clock.sleep, tree=tree)
+        screen = self.tools.capture.after_action(ms / 1000, self.tools.clock.sleep, tree=tree, beside=beside)
         if ms:
             sr.timings["wait"] = sr.timings.get("wait", 0) + ms
         spent = (time.perf_counter() - started) * 1000
@@ -81,10 +84,10 @@ class Judge:
         return device.keyboard_shown()
 
     def after_tap(self, step: StepPlan, level: ExecutionLevel, before: Screen, loc: LocateResult, acted: bool,
-                  sr: StepResult, keyboard: bool | None, following: StepPlan | None) -> tuple[Screen | None,
-                                                                                             VerifyResult]:
+                  sr: StepResult, keyboard: bool | None, following: StepPlan | None, *,
+                  beside: FrameBeside | None = None) -> tuple[Screen | None, VerifyResult]:
         """The screen after the action and the step's verdict; ``keyboard`` from `keyboard_before` (the module
-        docstring says when no UI dump is needed)."""
+        docstring says when no UI dump is needed), ``beside`` the frame typing took beside its read-back."""
         if keyboard is not None and self._tree_is_cheap():
             return self._tap_by_tree(step, level, before, loc, acted, sr, following)
         if keyboard is False:
@@ -95,7 +98,7 @@ class Judge:
                                           change_description="the soft keyboard came up: a text field has the "
                                                              "focus for the next step's typing")
         if keyboard is None:
-            after = self.screen_after(step, level, sr)
+            after = self.screen_after(step, level, sr, beside=beside)
         else:
             after = self.screen_after(step, level, sr, tree=False) if keyboard else \
                 self.tools.capture.screen(tree=False)
@@ -104,7 +107,7 @@ class Judge:
             if verdict is not None:
                 return after, verdict
             with timing(sr, "capture"):
-                after = self.tools.capture.with_tree(after)
+                after = self.tools.capture.with_fresh_tree(after)
         with timing(sr, "verify"):
             return self.verdict_clearing_blockers(step, level, before, after, loc, acted, sr)
 

@@ -31,6 +31,7 @@ from remote.core.device.fast_tree import FastTree, TreeMode, default_mode
 from remote.core.device.frames import FrameGrabber, LinkReport
 from remote.core.device.keys import KEYCODES, keycode
 from remote.core.device.launching import AppLauncher
+from remote.core.device.protocol import FieldRead
 from remote.core.device.rom import Rom, parse_getprop
 from remote.core.device.rom import detect as rom_of
 from remote.core.device.screen_state import ScreenState
@@ -63,7 +64,7 @@ class ADBController:
                             reconnect_attempts=reconnect_attempts, reconnect_delay=reconnect_delay, sleep=sleep)
         self.operation_delay = operation_delay
         self._sleep = sleep
-        self.typer = TextTyper(self, self.focused_text, state_dir=state_dir, operation_delay=operation_delay,
+        self.typer = TextTyper(self, lambda: self.focused_text(), state_dir=state_dir, operation_delay=operation_delay,
                                sleep=sleep)
         self._rom: Rom | None = None
         self._size: tuple[int, int] | None = None
@@ -76,8 +77,6 @@ class ADBController:
         self.frames = FrameGrabber(self.link, self._default_display, shot=self.tree.shot)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
         self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
-        # Set by whoever can read a field from the screen (the runner: OCR) for when the UI dump fails.
-        self.field_reader: Callable[[], str | None] | None = None
 
     @property
     def serial(self) -> str:
@@ -207,13 +206,13 @@ class ADBController:
         self.dumper.stats.tree = self.tree.report.to_dict()
         return self.dumper.stats
 
-    def focused_text(self) -> str | None:
+    def focused_text(self, field_reader: FieldRead | None = None) -> str | None:
         """Text of the focused field, read back from the UI dump (None when nothing is focused).
 
         An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
         carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
-        since is read again; when the dump fails, ``field_reader`` (OCR of the field) reads it if set, else
-        the phone is dumped once more (its retries again), and `DumpFailed` is raised when that fails too.
+        since is read again; when the dump fails, ``field_reader`` (the caller's reader of the field on the
+        screen: OCR in its box) reads it when given and able, else the phone is dumped once more (its retries again), and `DumpFailed` is raised when that fails too.
         """
         record = self.dumper.recent(FIELD_REUSE_S)
         xml = record.xml if record is not None else None
@@ -222,7 +221,7 @@ class ADBController:
                 xml = self.dump_hierarchy()
             except DumpFailed:
                 logger.warning("UI dump failed: reading the field back from the screenshot")
-                text = self.field_reader() if self.field_reader is not None else None
+                text = field_reader() if field_reader is not None else None
                 if text is not None:
                     return text
                 # the field's place is unknown (no tree showed it yet): one more round of dumps, else not read,
@@ -302,12 +301,14 @@ class ADBController:
         self.swipe(*swipe_vector(direction, self.window_size(), distance), duration_ms=duration_ms)
 
     def input_text(self, text: str, *, clear: bool = False, verify: bool = False,
-                   before: str | None = None) -> bool:
+                   before: str | None = None, field_reader: FieldRead | None = None) -> bool:
         """Type into the focused field (ADBKeyboard for any language, else ASCII ``input text``).
 
         ``before``: what the field holds, when the caller already knows it from a UI tree (no read).
+        ``field_reader``: reads the field on the screen when the read-back's UI dump fails (`focused_text`).
         """
-        return self.typer.type(text, clear=clear, verify=verify, before=before)
+        read = None if field_reader is None else (lambda: self.focused_text(field_reader))
+        return self.typer.type(text, clear=clear, verify=verify, before=before, read_field=read)
 
     def clear_text(self) -> None:
         self.typer.clear()

@@ -3,7 +3,7 @@
 `ScreenSource` is all the locator needs (a screenshot and a UI dump); `Device` is
 what the runner needs to act. The small ones after them are what a real phone
 adds (`ADBController` has them; a scripted fake need not): frames as arrays, a
-dump that can be reused, waking and unlocking, a typing read-back by OCR. Unit tests may hand in a small scripted fake; users
+dump that can be reused, waking and unlocking. Unit tests may hand in a small scripted fake; users
 meet the real `ADBController` against a phone, the simulated phone or the trace phone.
 """
 
@@ -18,6 +18,11 @@ from PIL import Image
 from remote.core.device.audio import Volume
 from remote.core.device.dump import DumpRecord, DumpStats
 from remote.core.device.frames import LinkReport
+
+# Reads a text field's text (None when it cannot): what typing's read-back uses, and what a caller that can read
+# the field on the screen (the runner, by OCR in the field's box) hands to `Device.input_text` for when the UI
+# dump fails.
+FieldRead = Callable[[], str | None]
 
 
 @runtime_checkable
@@ -37,7 +42,7 @@ class Device(ScreenSource, Protocol):
     def swipe(self, x1: float, y1: float, x2: float, y2: float, duration_ms: int = 300) -> None: ...
     def swipe_direction(self, direction: str, distance: float = 0.5, duration_ms: int = 300) -> None: ...
     def input_text(self, text: str, *, clear: bool = False, verify: bool = False,
-                   before: str | None = None) -> bool: ...
+                   before: str | None = None, field_reader: FieldRead | None = None) -> bool: ...
     def input_keyevent(self, key: int | str) -> None: ...
     def press_back(self) -> None: ...
     def go_home(self) -> None: ...
@@ -70,13 +75,6 @@ class Wakeable(Protocol):
     """A phone that can be woken and its lock screen (without a PIN) swiped away before a task."""
 
     def wake_and_unlock(self) -> list[str]: ...
-
-
-@runtime_checkable
-class FieldReadback(Protocol):
-    """A phone whose typing read-back can fall back on a reader of the field on the screen (OCR)."""
-
-    field_reader: Callable[[], str | None] | None
 
 
 @runtime_checkable

@@ -28,6 +28,7 @@ from typing import NoReturn, Protocol
 
 from remote.core.device import adbkeyboard
 from remote.core.device import ime as adb_ime
+from remote.core.device.protocol import FieldRead
 from remote.core.device.rom import Rom
 from remote.errors import (
     ActionError,
@@ -62,7 +63,7 @@ class Route(enum.Enum):
 class TextTyper:
     """``TextTyper(controller, read_field=controller.focused_text).type("你好", verify=True)``."""
 
-    def __init__(self, link: Shell, read_field: Callable[[], str | None], *, state_dir: str | None = None,
+    def __init__(self, link: Shell, read_field: FieldRead, *, state_dir: str | None = None,
                  operation_delay: float = 0.0, sleep: Callable[[float], None] = time.sleep) -> None:
         self.link = link
         self.read_field = read_field
@@ -193,8 +194,12 @@ class TextTyper:
             logger.info("the keyboard is not ready ahead of typing: %s", exc.message)
 
     # ---------------------------------------------------------------- typing
-    def type(self, text: str, *, clear: bool = False, verify: bool = False, before: str | None = None) -> bool:
+    def type(self, text: str, *, clear: bool = False, verify: bool = False, before: str | None = None,
+             read_field: FieldRead | None = None) -> bool:
         """Type ``text`` into the focused field; True when typed (and, with ``verify``, read back equal).
+
+        ``read_field``: how this typing reads the field back (else the typer's own reader); every read of
+        this typing, its warm-up and clearing included, goes through it.
 
         Without ``verify`` True means sent, not seen: only a read-back (``verify``, and the warm-up
         after a switch, which happens either way) shows the text arrived. With ``verify`` a field
@@ -202,31 +207,32 @@ class TextTyper:
         """
         if not isinstance(text, str):
             raise ActionError(f"text must be a string, not {type(text).__name__}")
+        read = read_field or self.read_field
         route = self.last_route = self._route(text)
         warm_up = route is Route.IME and not self._warm
         if clear:
             before = ""
         elif before is None and not warm_up:   # `before`: the field's text when the caller knows it (a UI tree)
-            before = (self.read_field() or "") if verify else ""
+            before = (read() or "") if verify else ""
         if route is Route.IME:   # a warm-up learns an unknown `before` from its own read-back
-            confirmed, before = self._type_adbkeyboard(text, clear, before)
+            confirmed, before = self._type_adbkeyboard(text, clear, before, read)
         else:
-            self._type_plain(text, clear)
+            self._type_plain(text, clear, read)
             confirmed = False
         if self.operation_delay:
             self.sleep(self.operation_delay)
         if not verify or confirmed:
             return True
         if before is None:   # nothing was typed (an empty text), so the field holds what it held
-            before = self.read_field() or ""
+            before = read() or ""
         expected = text if clear else before + text
-        got = self.read_field()
+        got = read()
         if got in (expected, text):   # == text: what read as the field's text was its hint
             return True
         logger.warning("typed text reads back as %d characters, expected %d; typing once more", len(got or ""),
                        len(expected))
-        (self._type_plain if route is Route.PLAIN else self._retype_adbkeyboard)(expected, True)
-        return self.read_field() == expected
+        (self._type_plain if route is Route.PLAIN else self._retype_adbkeyboard)(expected, True, read)
+        return read() == expected
 
     def _broadcast(self, action: str, *extras: str) -> str:
         """To ADBKeyboard's package explicitly (``-p``): phones that drop implicit broadcasts still deliver it."""
@@ -240,26 +246,27 @@ class TextTyper:
             raise DeviceCommandError("ADBKeyboard did not accept the text", command="am broadcast",
                                      output=out, serial=self.link.serial)
 
-    def _type_adbkeyboard(self, text: str, clear: bool, before: str | None) -> tuple[bool, str | None]:
+    def _type_adbkeyboard(self, text: str, clear: bool, before: str | None,
+                          read: FieldRead) -> tuple[bool, str | None]:
         """Broadcast the text; (True when a read-back already showed all of it (the warm-up did), the field's
         text before it: as given, or learnt by the warm-up's read-back when not known)."""
         pieces = adb_ime.text_chunks(text)
         if clear:
-            self._clear_adbkeyboard(warm_up=not self._warm)
+            self._clear_adbkeyboard(read, warm_up=not self._warm)
             before = ""
         if not pieces:
             return False, before
         exact, rest = False, pieces
         if not self._warm:
-            (exact, before), rest = self._warm_up(pieces[0], before), pieces[1:]
+            (exact, before), rest = self._warm_up(pieces[0], before, read), pieces[1:]
         for piece in rest:
             self._send(piece)
         return exact and not rest, before
 
-    def _retype_adbkeyboard(self, text: str, clear: bool) -> None:
-        self._type_adbkeyboard(text, clear, "")
+    def _retype_adbkeyboard(self, text: str, clear: bool, read: FieldRead) -> None:
+        self._type_adbkeyboard(text, clear, "", read)
 
-    def _warm_up(self, piece: str, before: str | None) -> tuple[bool, str]:
+    def _warm_up(self, piece: str, before: str | None, read: FieldRead) -> tuple[bool, str]:
         """Send the first piece until the field reads it back (bounded); (True when it reads exactly as
         expected, the field's text before the piece).
 
@@ -272,7 +279,7 @@ class TextTyper:
             for pause in (0.0, WARMUP_PAUSE_S * (attempt + 1)):
                 if pause:
                     self.sleep(pause)
-                got = self.read_field()
+                got = read()
                 if got is None:
                     raise ActionError("no text field has the focus, so ADBKeyboard's text went nowhere",
                                       hint="tap the field first")
@@ -298,7 +305,7 @@ class TextTyper:
                                  hint=f"install ADBKeyboard {adbkeyboard.FIXED_RELEASE} "
                                       f"({adbkeyboard.FIXED_URL}) and check with `python -m remote doctor`")
 
-    def _clear_adbkeyboard(self, *, warm_up: bool) -> None:
+    def _clear_adbkeyboard(self, read: FieldRead, *, warm_up: bool) -> None:
         """ADB_CLEAR_TEXT; after a switch it is sent again (harmless) while the field does not read empty.
 
         An empty field may read as its hint on older Androids, so this never fails by itself: the
@@ -308,15 +315,15 @@ class TextTyper:
             if attempt:
                 self.sleep(WARMUP_PAUSE_S * attempt)
             self._broadcast("ADB_CLEAR_TEXT")
-            if warm_up and self.read_field() in ("", None):
+            if warm_up and read() in ("", None):
                 return
 
-    def _type_plain(self, text: str, clear: bool) -> None:
+    def _type_plain(self, text: str, clear: bool, read: FieldRead) -> None:
         if not text.isascii():
             raise InputMethodMissing("non-ASCII text cannot go through `input text`", serial=self.link.serial,
                                      hint="; ".join(adbkeyboard.INSTALL_STEPS))
         if clear:
-            self._clear_plain()
+            self._clear_plain(read)
         for i, line in enumerate(text.replace("\r\n", "\n").split("\n")):
             if i:   # `input text` cannot carry a newline: an ENTER key event types it
                 self._shell(["input", "keyevent", str(ENTER_KEY)])
@@ -333,12 +340,12 @@ class TextTyper:
         except InputMethodPermission:
             route = Route.PLAIN
         if route is Route.IME:
-            self._clear_adbkeyboard(warm_up=not self._warm)
+            self._clear_adbkeyboard(self.read_field, warm_up=not self._warm)
         else:
-            self._clear_plain()
+            self._clear_plain(self.read_field)
 
-    def _clear_plain(self) -> None:
-        length = len(self.read_field() or "")
+    def _clear_plain(self, read: FieldRead) -> None:
+        length = len(read() or "")
         if length:
             self._shell(["input", "keyevent", str(MOVE_END_KEY)])
             self._shell(["input", "keyevent", *[str(DEL_KEY)] * length])
