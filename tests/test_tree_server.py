@@ -189,6 +189,24 @@ def test_without_the_server_frames_come_from_screencap(sim_server, sim_phone):
     assert sim_phone.tree_server.launches == 0
 
 
+def test_with_the_server_a_steps_tree_is_read_after_its_wait_never_during_it(sim_server, sim_phone):
+    """The server reads at once (no wait for idle, unlike the dump): a tree read while the step waits would be of
+    the screen before the action's effect. So the tree is read after the wait, and an app's launch is not
+    prefetched."""
+    from remote.runner.capture import Capture
+
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    adb.dump_hierarchy()                                          # the server serves
+    capture = Capture(adb)
+    capture.prefetch()
+    assert sim_phone.tree_server.reads == 1                       # nothing read beside a launch's wait
+    adb.tap(540, 1200)
+    reads_when_waiting: list[int] = []
+    screen = capture.after_action(0.2, lambda s: reads_when_waiting.append(sim_phone.tree_server.reads))
+    assert reads_when_waiting == [1] and sim_phone.tree_server.reads >= 2 and screen.xml is not None
+    assert not screen.tree_reused
+
+
 def test_a_tree_read_before_the_last_action_is_not_reused(sim_server, sim_phone):
     adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
     adb.dump_hierarchy()

@@ -108,8 +108,10 @@ class Capture:
     # ------------------------------------------------------------------ public
     def prefetch(self) -> None:
         """Start dumping the screen an action leads to (an app's launch) while the step waits; the next
-        `screen` with a tree waits for it and takes it when nothing has changed the screen since."""
-        if not isinstance(self.device, DumpReuse) or self._pending is not None:
+        `screen` with a tree waits for it and takes it when nothing has changed the screen since. Not with
+        cheap trees: the server reads at once, without the dump's wait for idle, so its tree of the moment after
+        the launch would show the screen before the app; the screen's tree is read after the wait instead."""
+        if not isinstance(self.device, DumpReuse) or self._pending is not None or self._cheap():
             return
 
         def dump() -> None:
@@ -219,12 +221,21 @@ class Capture:
         since, that dump is the tree, and ``beside`` (the frame typing took beside it) the frame. Without
         ``tree`` only the frame is taken, after the wait (the caller checks the step another way, and dumps
         with `screen` when that cannot tell). Waits for a prefetched dump; a screen with a tree becomes `last`.
+        With cheap trees (the resident server reads without waiting for idle) the tree is read after the wait,
+        then the frame taken: never a tree of the moment right after the action.
         """
         self._take_prefetched()   # of the screen before this action: waited for (one dump at a time), not used
         if not tree:
             sleep(settle_s)
             image, secure = self._frame()
             return Screen(image, secure=secure)
+        if self._cheap():
+            # the server's read does not wait for the screen to go idle as the dump does: read right after the
+            # action, its tree would be of the screen before the action's effect. Read after the wait, as the frame
+            sleep(settle_s)
+            xml, error = self._dump()
+            image, secure = self._frame()
+            return self._keep(Screen(image, xml, secure=secure, tree_error=error))
         recent = self._recent()
         if recent is not None:
             if beside is not None and beside.of(recent):

@@ -149,10 +149,13 @@ class FastTree:
         self._warming.start()
 
     def shot(self) -> bytes | None:
-        """A JPEG of the screen from the server while it serves (never started for a frame); None: screencap."""
+        """A JPEG of the screen from the server while it serves (never started for a frame); None: screencap.
+
+        A server still starting (`warm`) is waited for: the screen's tree waits for it too, so the step's frame
+        costs nothing more by waiting, and a start that fails ends within its own bound."""
+        if self._warming is not None:
+            self._warming.join()
         server = self.server
-        if self._warming is not None and self._warming.is_alive():
-            return None
         if self.mode is TreeMode.DUMP or self.state is not TreeState.SERVING or server is None or not server.running:
             return None
         try:

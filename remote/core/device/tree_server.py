@@ -41,7 +41,7 @@ JAR = "/data/local/tmp/u2.jar"
 PORT = 9008
 LAUNCH = f"CLASSPATH={JAR} app_process / com.wetest.uia2.Main -p {PORT}"
 READY_TIMEOUT_S = 30.0          # uiautomator2 waits as long for the first pong
-PING_EVERY_S = 0.1
+PING_EVERY_S = 0.05             # a ping is one local adb stream; uiautomator2 waits 0.5 s between them
 READ_TIMEOUT_S = 15.0
 MAX_DEPTH = 50                  # uiautomator2's default
 EMPTY_RETRIES, EMPTY_PAUSE_S = 3, 0.2
