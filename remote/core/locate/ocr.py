@@ -73,6 +73,10 @@ REGION_ROWS = 3   # hits whose rows are read again (the best first)
 _engine: Engine | None = None
 _engine_error: str | None = None
 _lock = threading.Lock()
+# Another recognizer (an ONNX model and its character list) in place of the one RapidOCR ships; None: the
+# shipped one (PP-OCRv4, whose 6623 characters lack common Traditional ones: 撥 週 儲 緊 階 尋). Set by
+# :func:`use_recognizer` (the bench's ``--rec-model``, to measure a recognizer installed by hand).
+_rec_model: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -111,9 +115,10 @@ def _build_engine() -> Engine:
 
     threads = max(1, (os.cpu_count() or 2) // 2)
     # The detector is given inputs already sized (limit "max" far above any screen): no resize of its own.
+    other = {} if _rec_model is None else {"rec_model_path": _rec_model[0], "rec_keys_path": _rec_model[1]}
     rapid = RapidOCR(use_cls=False, text_score=TEXT_SCORE, det_box_thresh=BOX_THRESH, det_limit_type="max",
                      det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, 48, REC_MIN_WIDTH],
-                     intra_op_num_threads=threads, inter_op_num_threads=1)
+                     intra_op_num_threads=threads, inter_op_num_threads=1, **other)
     return Engine(rapid, _arena_detector(rapid, threads))
 
 
@@ -146,6 +151,16 @@ def reset_engine() -> None:
     global _engine, _engine_error
     with _lock:
         _engine, _engine_error = None, None
+
+
+def use_recognizer(model_path: str | None, keys_path: str | None = None) -> None:
+    """Recognize with another PP-OCR recognizer (an ONNX file and its character list, one per line), or
+    with RapidOCR's own again (None); the next use builds the engine anew."""
+    global _rec_model
+    if model_path is not None and keys_path is None:
+        raise ValueError("a recognizer model needs its character list (keys_path)")
+    _rec_model = None if model_path is None else (model_path, str(keys_path))
+    reset_engine()
 
 
 def det_scale(size: tuple[int, int], reading: str = "first") -> float:

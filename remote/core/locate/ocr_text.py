@@ -43,8 +43,9 @@ SEPARATOR_READS = SEPARATORS + "1li一!:'-."
 TRUNC_MIN_UNITS = 6.0   # a truncated line's stem this wide (6 CJK glyphs, ~11 Latin) names its label alone
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 # A separator splits a target where it is drawn as one: a bar or dot anywhere, a slash only between
-# spaces ("2021/12/06" and "km/h" are one word).
-_SPLIT = re.compile(r"\s*[|丨·•∙・]\s*|\s+/\s+")
+# spaces ("2021/12/06" and "km/h" are one word), an icon-font glyph inside a label (the ASUS lock screen's
+# clock "9\ue01a47": its colon is a private-use glyph, read ":").
+_SPLIT = re.compile(r"\s*[|丨·•∙・\ue000-\uf8ff]\s*|\s+/\s+")
 
 
 @dataclass(frozen=True)
@@ -80,13 +81,20 @@ def _t2s() -> opencc.OpenCC:
 
 @functools.lru_cache(maxsize=8192)
 def _canon_char(c: str) -> str:
-    """One character's comparison form (several characters for one: NFKC turns "…" into "...")."""
-    if "\ue000" <= c <= "\uf8ff" or c.isspace():
+    """One character's comparison form (several characters for one: NFKC turns "…" into "..."). Format
+    characters (zero-width space, soft hyphen) and pictographs (category So: emoji, dingbats such as the
+    "❤ ❤ ❤" after an app's name, drawn in colour, which the recognizer reads as nothing or anything) are
+    nothing; every dash and hyphen (category Pd: the
+    non-breaking hyphen U+2011 of an emulator's "Wi‑Fi hotspot", which NFKC leaves a U+2010, en and em
+    dashes) and the minus sign are "-", as the recognizer reads them all."""
+    if "\ue000" <= c <= "\uf8ff" or c.isspace() or unicodedata.category(c) in ("Cf", "So"):
         return ""
     out = []
     for d in unicodedata.normalize("NFKC", c):
         if d.isspace():
             continue
+        if unicodedata.category(d) == "Pd" or d == "\u2212":   # every dash and hyphen as "-" (_fold)
+            d = "-"
         if "\u3400" <= d <= "\u9fff":
             d = _t2s().convert(d)[:1] or d
         out += [_fold(x) for x in d.casefold()]
@@ -318,8 +326,10 @@ def _one(q: str, target: str, b: TextBox, own_line: bool) -> TextHit | None:
     sep = _separated(target)
     if sep is not None and sep.fullmatch(t):
         return TextHit(b, "exact", 1.0)
-    if q.endswith("...") and t == q[:-3]:   # the dump's text ends in "…", the recognizer dropped it
-        return TextHit(b, "exact", 1.0)
+    if q.endswith("...") and t == q[:-3]:
+        # The dump's text ends in "…" and the line reads it without: the recognizer dropped the dots, or
+        # it is another label (Google's search hint "搜尋…" and its "搜尋" tab, real-zh): a near miss only.
+        return TextHit(b, "contains", len(t) / len(q))
     if q in t:
         part = _part(q, b) if own_line else None
         if part is not None:
