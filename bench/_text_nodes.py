@@ -113,6 +113,11 @@ def _reason(tree: UITree, n: UINode, size: tuple[int, int]) -> str:
         box = _inter(box, a.bounds)
     if _area(box) < 0.8 * _area(n.bounds):
         return "clipped"
+    return "covered" if _covered(tree, n, ancestors) else ""
+
+
+def _covered(tree: UITree, n: UINode, ancestors: list[UINode]) -> bool:
+    """Half of ``n``'s box or more under a node drawn later that covers it (the module's docstring)."""
     skip = {a.position for a in ancestors}
     area = _area(n.bounds)
     for m in tree.nodes[n.position + 1:]:
@@ -121,11 +126,9 @@ def _reason(tree: UITree, n: UINode, size: tuple[int, int]) -> str:
         labelled = (m.text.strip() or m.content_desc.strip()) and _area(m.bounds) <= 4 * area
         # A bare clickable android.view.View is a transparent touch area, not something drawn.
         opaque = m.clickable and _area(m.bounds) > area and m.class_name != "android.view.View"
-        if not (labelled or opaque):
-            continue
-        if _area(_inter(n.bounds, m.bounds)) >= 0.5 * area:
-            return "covered"
-    return ""
+        if (labelled or opaque) and _area(_inter(n.bounds, m.bounds)) >= 0.5 * area:
+            return True
+    return False
 
 
 def drawn_text_nodes(tree: UITree, size: tuple[int, int]) -> tuple[list[UINode], dict[str, int]]:

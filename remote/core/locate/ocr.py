@@ -85,6 +85,7 @@ class Engine:
 
     rapid: Any
     first_det: Any
+    glyphs: frozenset[str] = frozenset()   # the characters its recognizer can name (empty: not known)
 
 
 def _arena_detector(rapid: Any, threads: int) -> Any:
@@ -119,7 +120,18 @@ def _build_engine() -> Engine:
     rapid = RapidOCR(use_cls=False, text_score=TEXT_SCORE, det_box_thresh=BOX_THRESH, det_limit_type="max",
                      det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, 48, REC_MIN_WIDTH],
                      intra_op_num_threads=threads, inter_op_num_threads=1, **other)
-    return Engine(rapid, _arena_detector(rapid, threads))
+    try:
+        glyphs = frozenset(c for c in rapid.text_rec.postprocess_op.character if len(c) == 1)
+    except (AttributeError, TypeError):   # a RapidOCR whose layout changed: every glyph counts as named
+        glyphs = frozenset()
+    return Engine(rapid, _arena_detector(rapid, threads), glyphs)
+
+
+def known_glyphs() -> frozenset[str]:
+    """The characters the recognizer can name (its CTC dictionary); empty when OCR is unavailable or the
+    dictionary cannot be seen. A glyph outside it is read as something else or dropped (``ocr_text._unnamed``)."""
+    engine = get_engine()
+    return engine.glyphs if engine is not None else frozenset()
 
 
 def get_engine() -> Engine | None:
