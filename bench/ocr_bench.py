@@ -3,6 +3,7 @@
     .venv/bin/python bench/ocr_bench.py                  # every screenshot of real-dev and real-zh (~12 min, 2 cores)
     .venv/bin/python bench/ocr_bench.py --limit 5        # 5 screenshots per source
     .venv/bin/python bench/ocr_bench.py --part tuning    # the tuning sources only (while fitting a constant)
+    .venv/bin/python bench/ocr_bench.py --rec-model REC.onnx KEYS.txt   # the tier with another PP-OCR recognizer
 
 The development protocol (:data:`SPLIT`): the screenshots are split by source (one repository: one app
 or one phone); every constant of the OCR tier (the readings' scales, thresholds, the matching rules'
