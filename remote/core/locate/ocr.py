@@ -25,6 +25,10 @@ screen costs one reading. The matching rules: ``ocr_text``. Figures and the tuni
 protocol: ``bench/ocr_bench.py``; a whole-frame second reading at full resolution stays available
 (``reading="second"``) for callers that want every line again.
 
+The recognizer is RapidOCR's own (PP-OCRv4, 6623 characters); :func:`known_glyphs` says which characters
+it can name (the matching treats the others as unreadable: ``ocr_text._unnamed``), and
+:func:`use_recognizer` puts another PP-OCR recognizer in its place (the bench's ``--rec-model``).
+
 When RapidOCR cannot be imported or built (a broken install), :func:`get_engine`
 returns None, :func:`unavailable_reason` says why, and the locator's OCR tier reports it
 as its result (``LocateFailure.UNAVAILABLE``).
