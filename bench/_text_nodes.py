@@ -13,6 +13,15 @@ A node with text is left out of the OCR measurement (and counted per reason) whe
              view's box: a web container's caption (Weibo's "Provided by m.weibo.cn", shown only
              when the page is pulled down; drawn on none of these screenshots, checked by eye)
   markup     nothing left after the app's span placeholders are removed (below)
+  hotseat    an app icon (clickable, its title as text and content-desc) in a launcher's dock (below a
+             ``…:id/hotseat`` container; a toast drawn there is kept): Launcher3 hides the
+             label of every icon it adds to the hotseat (AOSP platform/packages/apps/Launcher3,
+             ``CellLayout.addViewToCellLayout``: ``setTextVisibility(mContainerType != HOTSEAT)``), the
+             dump still lists it (real-zh's launcher screen: 電話, 訊息, Gmail, Chrome, 相機 under their icons)
+  relative   a notification's time (``android:id/time``, a ``DateTimeView``): it draws the short form
+             ("17小時") and gives accessibility, so the dump, the long one ("17 小時前"; AOSP
+             frameworks/base, ``DateTimeView.onInitializeAccessibilityNodeInfoInternal``: "for
+             accessibility we rather have a longer version")
   small      narrower than 16 px or lower than 12 px, or not wholly inside the screenshot
   cut        lower than 2.5 % of the screen's width: less than a line of the smallest text a phone
              draws (10 sp on a 393-dp-wide screen). The dump gives a node's visible box, so a line
@@ -42,7 +51,7 @@ from remote.core.locate.ocr_text import canon
 from remote.core.locate.ui_tree import UINode, UITree
 
 STATE_WORDS = {"on", "off", "开启", "关闭", "开", "关", "已开启", "已关闭"}
-REASONS = ("password", "state", "glyph", "alt", "web", "markup", "small", "cut", "clipped", "covered")
+REASONS = ("password", "state", "glyph", "alt", "web", "markup", "hotseat", "relative", "small", "cut", "clipped", "covered")
 CUT_SHARE = 0.025   # a text box lower than this share of the screen's width holds no whole line
 PLACEHOLDERS = ("*&*", "tag_margin_left")
 WEB_VIEW = "android.webkit.WebView"
@@ -88,17 +97,27 @@ def _reason(tree: UITree, n: UINode, size: tuple[int, int]) -> str:
         return "web"
     if not drawn_text(n):
         return "markup"
+    ancestors = _ancestors(tree, n)
+    icon = n.clickable and n.content_desc.strip() == n.text.strip()   # Launcher3's icon: its title twice
+    if icon and any(a.resource_id.endswith(":id/hotseat") for a in ancestors):
+        return "hotseat"
+    if n.resource_id == "android:id/time":
+        return "relative"
     x1, y1, x2, y2 = n.bounds
     if n.width < 16 or n.height < 12 or x1 < 0 or y1 < 0 or x2 > size[0] or y2 > size[1]:
         return "small"
     if n.height < CUT_SHARE * size[0]:
         return "cut"
     box = n.bounds
-    ancestors = _ancestors(tree, n)
     for a in ancestors:
         box = _inter(box, a.bounds)
     if _area(box) < 0.8 * _area(n.bounds):
         return "clipped"
+    return "covered" if _covered(tree, n, ancestors) else ""
+
+
+def _covered(tree: UITree, n: UINode, ancestors: list[UINode]) -> bool:
+    """Half of ``n``'s box or more under a node drawn later that covers it (the module's docstring)."""
     skip = {a.position for a in ancestors}
     area = _area(n.bounds)
     for m in tree.nodes[n.position + 1:]:
@@ -107,11 +126,9 @@ def _reason(tree: UITree, n: UINode, size: tuple[int, int]) -> str:
         labelled = (m.text.strip() or m.content_desc.strip()) and _area(m.bounds) <= 4 * area
         # A bare clickable android.view.View is a transparent touch area, not something drawn.
         opaque = m.clickable and _area(m.bounds) > area and m.class_name != "android.view.View"
-        if not (labelled or opaque):
-            continue
-        if _area(_inter(n.bounds, m.bounds)) >= 0.5 * area:
-            return "covered"
-    return ""
+        if (labelled or opaque) and _area(_inter(n.bounds, m.bounds)) >= 0.5 * area:
+            return True
+    return False
 
 
 def drawn_text_nodes(tree: UITree, size: tuple[int, int]) -> tuple[list[UINode], dict[str, int]]:

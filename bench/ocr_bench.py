@@ -3,6 +3,7 @@
     .venv/bin/python bench/ocr_bench.py                  # every screenshot of real-dev and real-zh (~12 min, 2 cores)
     .venv/bin/python bench/ocr_bench.py --limit 5        # 5 screenshots per source
     .venv/bin/python bench/ocr_bench.py --part tuning    # the tuning sources only (while fitting a constant)
+    .venv/bin/python bench/ocr_bench.py --rec-model REC.onnx KEYS.txt   # the tier with another PP-OCR recognizer
 
 The development protocol (:data:`SPLIT`): the screenshots are split by source (one repository: one app
 or one phone); every constant of the OCR tier (the readings' scales, thresholds, the matching rules'
@@ -345,6 +346,8 @@ def main() -> int:
     ap.add_argument("--absent", type=int, default=2, help="absent texts per screenshot")
     ap.add_argument("--misses", default=None, help="write every node OCR did not find, with the locator's words")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--rec-model", nargs=2, metavar=("ONNX", "KEYS"), default=None,
+                    help="the product's tier with another PP-OCR recognizer (its ONNX file and character list)")
     args = ap.parse_args()
     data = [Path(d) for d in args.data] if args.data else list(DATA)
     data = [d for d in data if (d / "MANIFEST.tsv").is_file() or print(f"note: no MANIFEST.tsv in {d}; skipped",
@@ -352,6 +355,9 @@ def main() -> int:
     if not data:
         print("error: no data (real-dev and real-zh: set REMOTE_DATA_DIR, or put shared/data beside the checkout)", file=sys.stderr)
         return 2
+    if args.rec_model:
+        ocr.use_recognizer(*args.rec_model)
+        print(f"recognizer: {args.rec_model[0]} (not RapidOCR's own)")
     if not ocr.available():
         print(f"error: {ocr.unavailable_reason()}", file=sys.stderr)
         return 2

@@ -222,3 +222,15 @@ def test_a_final_check_that_needs_ocr_in_a_broken_install_says_why_it_could_not_
                                                                              (720, 1600))))
     assert result.passed is None and "OCR cannot run in this install" in result.summary
     assert "pip install" in result.summary
+
+
+def test_another_recognizer_needs_its_character_list_and_a_missing_one_is_unavailable(tmp_path):
+    with pytest.raises(ValueError, match="character list"):
+        ocr.use_recognizer(str(tmp_path / "rec.onnx"))
+    try:
+        ocr.use_recognizer(str(tmp_path / "rec.onnx"), str(tmp_path / "keys.txt"))   # neither file exists
+        assert ocr.get_engine() is None and "OCR cannot run" in ocr.unavailable_reason()
+        assert ocr.known_glyphs() == frozenset()
+    finally:
+        ocr.use_recognizer(None)
+    assert ocr.get_engine() is not None and "週" not in ocr.known_glyphs() and "周" in ocr.known_glyphs()

@@ -277,11 +277,12 @@ class HybridLocator:
         closer look at the rows that matter (``ocr.read_regions``), not by a second whole-frame reading;
         lines elsewhere keep their first reading, so a copy of the label elsewhere is still a rival."""
         boxes = screen.text_boxes()
-        hits = ocr.match_text(value, boxes)
+        known = ocr.known_glyphs()
+        hits = ocr.match_text(value, boxes, known=known)
         if ocr_text.unsure(hits):
             regions = ocr.regions_of(hits, screen.size)
             closer = [b for b in boxes if ocr.outside(b, regions)] + screen.region_boxes(regions)
-            again = ocr.match_text(value, closer)
+            again = ocr.match_text(value, closer, known=known)
             if ocr_text.better(again, hits):
                 hits, boxes = again, closer
         tree = screen.tree()

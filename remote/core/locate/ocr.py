@@ -25,6 +25,10 @@ screen costs one reading. The matching rules: ``ocr_text``. Figures and the tuni
 protocol: ``bench/ocr_bench.py``; a whole-frame second reading at full resolution stays available
 (``reading="second"``) for callers that want every line again.
 
+The recognizer is RapidOCR's own (PP-OCRv4, 6623 characters); :func:`known_glyphs` says which characters
+it can name (the matching treats the others as unreadable: ``ocr_text._unnamed``), and
+:func:`use_recognizer` puts another PP-OCR recognizer in its place (the bench's ``--rec-model``).
+
 When RapidOCR cannot be imported or built (a broken install), :func:`get_engine`
 returns None, :func:`unavailable_reason` says why, and the locator's OCR tier reports it
 as its result (``LocateFailure.UNAVAILABLE``).
@@ -73,6 +77,10 @@ REGION_ROWS = 3   # hits whose rows are read again (the best first)
 _engine: Engine | None = None
 _engine_error: str | None = None
 _lock = threading.Lock()
+# Another recognizer (an ONNX model and its character list) in place of the one RapidOCR ships; None: the
+# shipped one (PP-OCRv4, whose 6623 characters lack common Traditional ones: 撥 週 儲 緊 階 尋). Set by
+# :func:`use_recognizer` (the bench's ``--rec-model``, to measure a recognizer installed by hand).
+_rec_model: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,7 @@ class Engine:
 
     rapid: Any
     first_det: Any
+    glyphs: frozenset[str] = frozenset()   # the characters its recognizer can name (empty: not known)
 
 
 def _arena_detector(rapid: Any, threads: int) -> Any:
@@ -111,10 +120,22 @@ def _build_engine() -> Engine:
 
     threads = max(1, (os.cpu_count() or 2) // 2)
     # The detector is given inputs already sized (limit "max" far above any screen): no resize of its own.
+    other = {} if _rec_model is None else {"rec_model_path": _rec_model[0], "rec_keys_path": _rec_model[1]}
     rapid = RapidOCR(use_cls=False, text_score=TEXT_SCORE, det_box_thresh=BOX_THRESH, det_limit_type="max",
                      det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, 48, REC_MIN_WIDTH],
-                     intra_op_num_threads=threads, inter_op_num_threads=1)
-    return Engine(rapid, _arena_detector(rapid, threads))
+                     intra_op_num_threads=threads, inter_op_num_threads=1, **other)
+    try:
+        glyphs = frozenset(c for c in rapid.text_rec.postprocess_op.character if len(c) == 1)
+    except (AttributeError, TypeError):   # a RapidOCR whose layout changed: every glyph counts as named
+        glyphs = frozenset()
+    return Engine(rapid, _arena_detector(rapid, threads), glyphs)
+
+
+def known_glyphs() -> frozenset[str]:
+    """The characters the recognizer can name (its CTC dictionary); empty when OCR is unavailable or the
+    dictionary cannot be seen. A glyph outside it is read as something else or dropped (``ocr_text._unnamed``)."""
+    engine = get_engine()
+    return engine.glyphs if engine is not None else frozenset()
 
 
 def get_engine() -> Engine | None:
@@ -146,6 +167,16 @@ def reset_engine() -> None:
     global _engine, _engine_error
     with _lock:
         _engine, _engine_error = None, None
+
+
+def use_recognizer(model_path: str | None, keys_path: str | None = None) -> None:
+    """Recognize with another PP-OCR recognizer (an ONNX file and its character list, one per line), or
+    with RapidOCR's own again (None); the next use builds the engine anew."""
+    global _rec_model
+    if model_path is not None and keys_path is None:
+        raise ValueError("a recognizer model needs its character list (keys_path)")
+    _rec_model = None if model_path is None else (model_path, str(keys_path))
+    reset_engine()
 
 
 def det_scale(size: tuple[int, int], reading: str = "first") -> float:

@@ -34,7 +34,7 @@ from remote.core.locate.ui_tree import normalize_text
 
 MIN_SIMILARITY = 0.6
 PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
-SURE_KINDS = ("exact", "part", "truncated")   # hits that need no second reading
+SURE_KINDS = ("exact", "part", "truncated", "unnamed")   # hits that need no second reading
 NEAR_KINDS = ("contains", "similar")          # a near miss: the text may be there, misread or cut differently
 # Separators apps draw between the parts of one label, and the glyphs the recognizer reads them as
 # (besides nothing at all): seen on list rows of map and shop apps ("10.1千米 | 安定路1号…").
@@ -43,8 +43,9 @@ SEPARATOR_READS = SEPARATORS + "1li一!:'-."
 TRUNC_MIN_UNITS = 6.0   # a truncated line's stem this wide (6 CJK glyphs, ~11 Latin) names its label alone
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 # A separator splits a target where it is drawn as one: a bar or dot anywhere, a slash only between
-# spaces ("2021/12/06" and "km/h" are one word).
-_SPLIT = re.compile(r"\s*[|丨·•∙・]\s*|\s+/\s+")
+# spaces ("2021/12/06" and "km/h" are one word), an icon-font glyph inside a label (the ASUS lock screen's
+# clock "9\ue01a47": its colon is a private-use glyph, read ":").
+_SPLIT = re.compile(r"\s*[|丨·•∙・\ue000-\uf8ff]\s*|\s+/\s+")
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class TextBox:
 @dataclass(frozen=True)
 class TextHit:
     box: TextBox
-    kind: str          # "exact" | "part" | "truncated" | "contains" | "similar"
+    kind: str          # "exact" | "part" | "truncated" | "unnamed" | "contains" | "similar"
     similarity: float  # 1.0 for exact, else difflib ratio / containment share
 
 
@@ -80,13 +81,20 @@ def _t2s() -> opencc.OpenCC:
 
 @functools.lru_cache(maxsize=8192)
 def _canon_char(c: str) -> str:
-    """One character's comparison form (several characters for one: NFKC turns "…" into "...")."""
-    if "\ue000" <= c <= "\uf8ff" or c.isspace():
+    """One character's comparison form (several characters for one: NFKC turns "…" into "..."). Format
+    characters (zero-width space, soft hyphen) and pictographs (category So: emoji, dingbats such as the
+    "❤ ❤ ❤" after an app's name, drawn in colour, which the recognizer reads as nothing or anything) are
+    nothing; every dash and hyphen (category Pd: the
+    non-breaking hyphen U+2011 of an emulator's "Wi‑Fi hotspot", which NFKC leaves a U+2010, en and em
+    dashes) and the minus sign are "-", as the recognizer reads them all."""
+    if "\ue000" <= c <= "\uf8ff" or c.isspace() or unicodedata.category(c) in ("Cf", "So"):
         return ""
     out = []
     for d in unicodedata.normalize("NFKC", c):
         if d.isspace():
             continue
+        if unicodedata.category(d) == "Pd" or d == "\u2212":   # every dash and hyphen as "-" (_fold)
+            d = "-"
         if "\u3400" <= d <= "\u9fff":
             d = _t2s().convert(d)[:1] or d
         out += [_fold(x) for x in d.casefold()]
@@ -308,8 +316,33 @@ def _separated(target: str) -> re.Pattern[str] | None:
     return re.compile(glyph.join(re.escape(s) for s in segments))
 
 
-def _one(q: str, target: str, b: TextBox, own_line: bool) -> TextHit | None:
-    """How line ``b`` matches the canonical target ``q`` (``target`` as given), or None."""
+@functools.lru_cache(maxsize=1024)
+def _unnamed(target: str, known: frozenset[str]) -> tuple[re.Pattern[str], int] | None:
+    """For a target holding CJK glyphs the recognizer cannot name (not among its ``known`` characters: the
+    shipped PP-OCRv4 recognizer's 6623 lack 撥 週 儲 緊 階 尋 隻 預 飽, common in Traditional Chinese), the
+    pattern a line read must match as a whole -- each such glyph read as its Simplified form, as any one
+    non-digit glyph, or not at all -- and the target's length; None when the target has none, or when
+    too little of it is named to say which label it is (fewer than two named letters or CJK glyphs, or
+    more unnamed glyphs than named ones)."""
+    parts, named, unnamed = [], 0, 0
+    for c in unicodedata.normalize("NFKC", target):
+        form = _canon_char(c)
+        if not form:
+            continue
+        if "\u3400" <= c <= "\u9fff" and c not in known:
+            parts.append(f"(?:{re.escape(form)}|[^0-9])?")
+            unnamed += 1
+            continue
+        parts.append(re.escape(form))
+        named += sum(x.isalpha() for x in form)
+    if not unnamed or named < 2 or unnamed > named:
+        return None
+    return re.compile("".join(parts)), len(canon(target))
+
+
+def _one(q: str, target: str, b: TextBox, own_line: bool, known: frozenset[str] = frozenset()) -> TextHit | None:
+    """How line ``b`` matches the canonical target ``q`` (``target`` as given), or None; ``known``: the
+    characters the recognizer can name (empty: all of them)."""
     t = canon(b.text)
     if not t:
         return None
@@ -318,8 +351,13 @@ def _one(q: str, target: str, b: TextBox, own_line: bool) -> TextHit | None:
     sep = _separated(target)
     if sep is not None and sep.fullmatch(t):
         return TextHit(b, "exact", 1.0)
-    if q.endswith("...") and t == q[:-3]:   # the dump's text ends in "…", the recognizer dropped it
-        return TextHit(b, "exact", 1.0)
+    unnamed = _unnamed(target, known) if known else None
+    if unnamed is not None and len(t) >= unnamed[1] - 1 and unnamed[0].fullmatch(t):   # one glyph dropped at most
+        return TextHit(b, "unnamed", PART_SIMILARITY)
+    if q.endswith("...") and t == q[:-3]:
+        # The dump's text ends in "…" and the line reads it without: the recognizer dropped the dots, or
+        # it is another label (Google's search hint "搜尋…" and its "搜尋" tab, real-zh): a near miss only.
+        return TextHit(b, "contains", len(t) / len(q))
     if q in t:
         part = _part(q, b) if own_line else None
         if part is not None:
@@ -335,7 +373,8 @@ def _one(q: str, target: str, b: TextBox, own_line: bool) -> TextHit | None:
     return TextHit(b, "similar", r) if r >= MIN_SIMILARITY else None
 
 
-def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN_SIMILARITY) -> list[TextHit]:
+def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN_SIMILARITY,
+               known: frozenset[str] = frozenset()) -> list[TextHit]:
     """Boxes whose text matches ``target``: exact, then contains, then similar (difflib), best first.
 
     Compared in :func:`canon` form; ``"张 三"`` matches ``"张三"`` exactly, ``"設定"`` matches ``"设定"``.
@@ -346,7 +385,8 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
     only when such a run reads exactly the target. A target found at a word boundary inside a longer
     line (two labels read as one line) is a ``part`` hit with its own sub-box (:func:`_part`); a
     reading that is the target cut short with an ellipsis ("Recomme...") is a ``truncated`` hit.
-    Both count as sure as ``part``.
+    Both count as sure as ``part``, and so does an ``unnamed`` hit: the line reads the target but for
+    glyphs the recognizer cannot name (``known``, its characters; :func:`_unnamed`).
     """
     q = canon(target)
     if not q:
@@ -357,10 +397,10 @@ def match_text(target: str, boxes: list[TextBox], *, min_similarity: float = MIN
     if len(q) > max((len(canon(b.text)) for b in boxes), default=0):
         pool += runs
     else:   # a longer line elsewhere on the screen: a run still counts when it reads exactly the target
-        pool += [b for b in runs if (h := _one(q, target, b, False)) is not None and h.kind == "exact"]
+        pool += [b for b in runs if (h := _one(q, target, b, False, known)) is not None and h.kind == "exact"]
     own = {id(b) for b in boxes}
-    hits = [h for b in pool if (h := _one(q, target, b, id(b) in own)) is not None
+    hits = [h for b in pool if (h := _one(q, target, b, id(b) in own, known)) is not None
             and (h.kind != "similar" or h.similarity >= min_similarity)]
-    rank = {"exact": 0, "part": 1, "truncated": 1, "contains": 2, "similar": 3}
+    rank = {"exact": 0, "part": 1, "truncated": 1, "unnamed": 1, "contains": 2, "similar": 3}
     hits.sort(key=lambda h: (rank[h.kind], -h.similarity, -h.box.score))
     return hits
