@@ -2,7 +2,7 @@
 
 Both sides are compared in one form (:func:`canon`): full-width -> half-width (NFKC), Traditional ->
 Simplified (OpenCC ``t2s``, one character at a time so positions line up), no whitespace, case-folded,
-no icon-font glyphs, look-alikes the recognizer confuses folded (:func:`_fold`), and an ellipsis
+no icon-font glyphs, look-alikes the recognizer confuses folded (`ocr_canon.fold`), and an ellipsis
 however it is read ("…", "...", "。。。", "··", "⋯") as "...". Then the rules for how apps draw text, each
 with the screens that show it (docs/locator.md, "OCR") and the look-alike it still refuses:
 
@@ -27,10 +27,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import opencc
-
 from remote.core.locate.confidence import ACCEPT, calibrate
-from remote.core.locate.ui_tree import normalize_text
+from remote.core.locate.ocr_canon import canon, canon_char, canon_map
 
 MIN_SIMILARITY = 0.6
 PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
@@ -72,66 +70,6 @@ class TextHit:
     box: TextBox
     kind: str          # "exact" | "part" | "truncated" | "unnamed" | "contains" | "similar"
     similarity: float  # 1.0 for exact, else difflib ratio / containment share
-
-
-@functools.cache
-def _t2s() -> opencc.OpenCC:
-    return opencc.OpenCC("t2s")
-
-
-@functools.lru_cache(maxsize=8192)
-def _canon_char(c: str) -> str:
-    """One character's comparison form (several characters for one: NFKC turns "…" into "..."). Format
-    characters (zero-width space, soft hyphen) and pictographs (category So: emoji, dingbats such as the
-    "❤ ❤ ❤" after an app's name, drawn in colour, which the recognizer reads as nothing or anything) are
-    nothing; every dash and hyphen (category Pd: the
-    non-breaking hyphen U+2011 of an emulator's "Wi‑Fi hotspot", which NFKC leaves a U+2010, en and em
-    dashes) and the minus sign are "-", as the recognizer reads them all."""
-    if "\ue000" <= c <= "\uf8ff" or c.isspace() or unicodedata.category(c) in ("Cf", "So"):
-        return ""
-    out = []
-    for d in unicodedata.normalize("NFKC", c):
-        if d.isspace():
-            continue
-        if unicodedata.category(d) == "Pd" or d == "\u2212":   # every dash and hyphen as "-" (_fold)
-            d = "-"
-        if "\u3400" <= d <= "\u9fff":
-            d = _t2s().convert(d)[:1] or d
-        out += [_fold(x) for x in d.casefold()]
-    text = "".join(out)
-    return "..." if text == "⋯" else text
-
-
-def _fold(c: str) -> str:
-    """One case-folded character as OCR is compared: an accented Latin letter is its base letter
-    (the recognizer reads "Loïc" as "Loic") and the letter o is the digit 0 (it reads "Oct" as
-    "0ct"). Both seen on the tuning part; one character in, one out, so positions still line up."""
-    if c == "o":
-        return "0"
-    d = unicodedata.normalize("NFD", c)
-    return d[0] if len(d) > 1 and d[0].isascii() and d[0].isalpha() else c
-
-
-def _ellipsis(text: str) -> str:
-    """A trailing run of dots read for "…" ("..", "。。。", "··", "...") as "..."."""
-    m = re.search(r"[.。·・•]{2,}$", text)
-    return text[:m.start()] + "..." if m else text
-
-
-def canon(s: str) -> str:
-    """The comparison form of a target or of a line read (module docstring)."""
-    return _ellipsis(normalize_text("".join(_canon_char(c) for c in s or "")))
-
-
-def _canon_map(text: str) -> tuple[str, list[int]]:
-    """``canon(text)`` without the trailing-ellipsis folding, and for each of its characters the index of
-    the character of ``text`` it came from."""
-    flat, where = [], []
-    for i, c in enumerate(text):
-        for d in _canon_char(c):
-            flat.append(d)
-            where.append(i)
-    return "".join(flat), where
 
 
 def _numbers(s: str) -> list[str]:
@@ -262,7 +200,7 @@ def _part(q: str, box: TextBox) -> TextBox | None:
     glyph widths, scored by its own characters (:meth:`TextBox.score_of`); None inside a word
     ("发送" in "发送给朋友" is no boundary, nor "54" in "254万")."""
     orig = box.text
-    flat, where = _canon_map(orig)
+    flat, where = canon_map(orig)
     start = flat.find(q)
     if start < 0 or len(q) < 2:
         return None
@@ -326,7 +264,7 @@ def _unnamed(target: str, known: frozenset[str]) -> tuple[re.Pattern[str], int] 
     more unnamed glyphs than named ones)."""
     parts, named, unnamed = [], 0, 0
     for c in unicodedata.normalize("NFKC", target):
-        form = _canon_char(c)
+        form = canon_char(c)
         if not form:
             continue
         if "\u3400" <= c <= "\u9fff" and c not in known:
