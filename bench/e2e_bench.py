@@ -112,7 +112,7 @@ class StepClock(QuietListener):
 
 def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, version: str = WECHAT_VERSIONS[-1],
             rom: str = "aosp", waits: bool = True, profile: str | None = None, tree: str = "dump",
-            costs: dict | None = None) -> dict:
+            costs: dict | None = None, warm_server: bool = False) -> dict:
     keys = {"profile": profile, **(costs or {})} if profile else dict(costs or {})
     if dump_ms is not None:
         keys["uiautomator_delay_ms"] = dump_ms
@@ -124,6 +124,8 @@ def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, vers
         runner = build_runner(adb, options=RunOptions(runs_dir=runs_dir), listener=clock, clock=Clock(sleep=sleeper))
         if task in STARTS_IN:
             adb.launch_app(STARTS_IN[task])
+        if warm_server:
+            adb.dump_hierarchy()   # --tree auto: the resident server starts now, as a long-lived process keeps it
         started = time.perf_counter()
         result = runner.run(task)
         wall = time.perf_counter() - started
