@@ -74,7 +74,7 @@ class ADBController:
         self.dumper = UiDumper(self.link, sleep=sleep)
         self.tree = FastTree(self.link, tree or default_mode(), holder_of=self.dumper.find_holder, sleep=sleep)
         self.dumper.fast = self.tree
-        self.frames = FrameGrabber(self.link, self._default_display, shot=self.tree.shot)
+        self.frames = FrameGrabber(self.link, self._default_display, shot=self.tree.shot, shot_ready=self.tree.ready)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
         self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
 

@@ -148,13 +148,15 @@ class FastTree:
         self._warming = threading.Thread(target=start, name="u2-start", daemon=True)
         self._warming.start()
 
-    def shot(self) -> bytes | None:
-        """A JPEG of the screen from the server while it serves (never started for a frame); None: screencap.
-
-        A server still starting (`warm`) is waited for: the screen's tree waits for it too, so the step's frame
-        costs nothing more by waiting, and a start that fails ends within its own bound."""
+    def ready(self) -> None:
+        """Wait for a server still starting (`warm`): a step's tree waits for it too, so its frame costs nothing
+        more by waiting, and a start that fails ends within its own bound."""
         if self._warming is not None:
             self._warming.join()
+
+    def shot(self) -> bytes | None:
+        """A JPEG of the screen from the server while it serves (never started for a frame); None: screencap."""
+        self.ready()
         server = self.server
         if self.mode is TreeMode.DUMP or self.state is not TreeState.SERVING or server is None or not server.running:
             return None

@@ -73,11 +73,13 @@ class FrameGrabber:
 
     def __init__(self, link: Link, display: Callable[[], str | None], *,
                  clock: Callable[[], float] = time.perf_counter,
-                 shot: Callable[[], bytes | None] | None = None) -> None:
+                 shot: Callable[[], bytes | None] | None = None,
+                 shot_ready: Callable[[], None] = lambda: None) -> None:
         self.link = link
         self.display = display
         self.clock = clock
         self.shot = shot          # the tree server's screenshot (JPEG), None when it does not serve now
+        self.shot_ready = shot_ready   # waits for a server still starting (not part of a shot's cost)
         self.report = LinkReport()
         self._display_read = False
 
@@ -108,6 +110,7 @@ class FrameGrabber:
         report = self.report
         if self.shot is None or report.server_shots is False or report.display:
             return None
+        self.shot_ready()
         started = self.clock()
         data = self.shot()
         if data is None:
