@@ -212,7 +212,8 @@ class ADBController:
         An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
         carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
         since is read again; when the dump fails, ``field_reader`` (the caller's reader of the field on the
-        screen: OCR in its box) reads it when given and able, else the phone is dumped once more (its retries again), and `DumpFailed` is raised when that fails too.
+        screen: OCR in its box) reads it when given and able, else the phone is dumped once more (its retries
+        again), and `DumpFailed` is raised when that fails too.
         """
         record = self.dumper.recent(FIELD_REUSE_S)
         xml = record.xml if record is not None else None

@@ -168,8 +168,7 @@ class FastTree:
             return None
 
     def read(self) -> str | None:
-        if self._warming is not None:
-            self._warming.join()
+        self.ready()
         if self.mode is TreeMode.SERVER and self.state is TreeState.OFF:   # never the dump: the same failure again
             raise TreeServerError(Trouble(self.report.trouble), self.report.fallback)
         if self.mode is TreeMode.DUMP or self.state is TreeState.OFF:
