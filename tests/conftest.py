@@ -33,16 +33,16 @@ atexit.register(shutil.rmtree, _RUNTIME, ignore_errors=True)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` (pyproject's addopts): one worker more than the cores this process may use. The suite waits
-    more than it computes (simulated dumps, subprocesses, Ray), so a worker beyond the cores fills the waits;
+    """``-n auto`` (pyproject's addopts): one worker more than the cores this process may use. Part of the suite
+    waits (simulated phones' costs, subprocesses, Ray), and a worker beyond the cores fills those waits;
     measured on 2 cores, 4 were no faster than 3 (docs/testing.md). PYTEST_XDIST_AUTO_NUM_WORKERS overrides."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "").isdigit():
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
     return len(os.sched_getaffinity(0)) + 1
 
 
-# The longest files, started first (2026-11-29: the Ray file ~170 s, the studio's browser tests ~75 s, the
-# gates, the tree server, offline models and the type check of the dispatch about 35-90 s each).
+# The longest files, started first (2026-11-29: the Ray file ~185 s, the studio's browser tests ~75 s, the
+# gates, the tree server and offline models about 35-90 s each, the type check of the dispatch ~12 s).
 FIRST = ("tests/test_fleet_ray.py", "tests/test_studio_page.py", "tests/test_runner_sim.py", "tests/test_gates.py",
          "tests/test_tree_server.py", "tests/test_offline_models.py", "tests/test_action_model.py",
          "tests/test_phone_screens.py", "tests/test_flow_cli.py", "tests/test_sim_versions_e2e.py",
