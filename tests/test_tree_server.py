@@ -61,6 +61,9 @@ def test_auto_reads_every_tree_from_the_server_and_reports_its_cold_start(tmp_pa
     assert dumps(record) == [] and served(record)["launches"] == 1
     assert served(record)["reads"] == tree["reads"] >= len(record["steps"])   # a fresh tree behind every step
     assert record["final_check"]["method"] == "tree"
+    frames = summary["frames"]                                       # the summary says where frames came from
+    assert frames["taken"] == record["device"]["link"]["grabs"] >= len(record["steps"])
+    assert frames["from_tree_server"] == record["device"]["link"]["shots"] >= 1   # at least the one timed
 
 
 @pytest.mark.slow

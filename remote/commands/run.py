@@ -15,6 +15,7 @@ from remote.commands._modules import registry as module_registry
 from remote.commands._signals import terminate_as_interrupt
 from remote.config import LLMConfig
 from remote.core.device import fast_tree
+from remote.core.device.frames import describe as frames_line
 from remote.core.record.report import learning_words
 from remote.core.record.report_words import answer_text
 from remote.core.records import (
@@ -197,10 +198,13 @@ def run(args: argparse.Namespace) -> int:
                               learner=make_learner(args))
         result = runner.run(args.task)
         tree = adb.dump_stats().tree      # where the run's UI trees came from, the server's cold start
+        link = adb.link_report()          # and its frames
     if args.json:
-        print(json.dumps({**summary(result, args.dry_run), "tree": tree}, ensure_ascii=False), flush=True)
+        frames = {"taken": link.grabs, "from_tree_server": link.shots, "screencap_wire": link.wire}
+        print(json.dumps({**summary(result, args.dry_run), "tree": tree, "frames": frames}, ensure_ascii=False),
+              flush=True)
     else:
         print_summary(result, args.dry_run)
-        print(f"  {fast_tree.describe(tree)}")
+        print(f"  {fast_tree.describe(tree)}; {frames_line(link)}")
     warn_record(result)
     return int(result.exit_code)

@@ -230,3 +230,14 @@ class FrameGrabber:
         transfer_s = report.frame_bytes / speed if speed else 0.0
         report.raw_s = first_byte_s + transfer_s
         return transfer_s
+
+
+def describe(report: LinkReport) -> str:
+    """One line for a run's summary: where its frames came from (``frames: 7 from the tree server``)."""
+    if not report.grabs:
+        return "frames: none taken"
+    by_screencap = report.grabs - report.shots
+    parts = [f"{report.shots} from the tree server"] if report.shots else []
+    if by_screencap:
+        parts.append(f"{by_screencap} by screencap ({report.wire or 'raw'})")
+    return "frames: " + ", ".join(parts)
