@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _tree_compare import compare_trees  # noqa: E402
 
 from remote.core.device.adb_controller import ADBController  # noqa: E402
+from remote.core.device.tree_server import JAR, packaged_jar  # noqa: E402
 from remote.core.records import TaskStatus  # noqa: E402
 from remote.runner import RunOptions, build_runner  # noqa: E402
 from remote.runner.clock import Clock  # noqa: E402
@@ -112,7 +113,7 @@ class StepClock(QuietListener):
 
 def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, version: str = WECHAT_VERSIONS[-1],
             rom: str = "aosp", waits: bool = True, profile: str | None = None, tree: str = "dump",
-            costs: dict | None = None, warm_server: bool = False) -> dict:
+            costs: dict | None = None, warm_server: bool = False, jar_on_phone: bool = True) -> dict:
     keys = {"profile": profile, **(costs or {})} if profile else dict(costs or {})
     if dump_ms is not None:
         keys["uiautomator_delay_ms"] = dump_ms
@@ -122,6 +123,8 @@ def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, vers
         adb = ADBController(server.serial, port=server.port, sleep=sleeper, tree=tree).connect()
         clock = StepClock(sleeper, server.phone, adb)
         runner = build_runner(adb, options=RunOptions(runs_dir=runs_dir), listener=clock, clock=Clock(sleep=sleeper))
+        if jar_on_phone and tree != "dump":   # a phone remote ran on before: its u2.jar is there (pushed once)
+            server.phone.fs.write(JAR, packaged_jar()[0])
         if task in STARTS_IN:
             adb.launch_app(STARTS_IN[task])
         if warm_server:

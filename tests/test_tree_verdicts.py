@@ -47,7 +47,9 @@ def tap_then_type(adb: ADBController, aimed_id: str, landed_id: str) -> tuple[An
     following = StepPlan(step=2, action="input_text", params={"text": "天气"})
     loc = LocateResult(True, UIElement(element_type="EditText", bbox=aimed.bounds, confidence=1.0))
     keyboard = judge.keyboard_before(step, following)
-    assert keyboard is False                                # a tap the next step types after, keyboard down
+    # a tap the next step types after: with the dump the keyboard (down) judges it, so it is read before the tap;
+    # with cheap trees the tree after the tap judges it, and nothing is read before
+    assert keyboard is (None if adb.tree_is_cheap() else False)
     adb.tap(*centre(landed.bounds))
     return judge.after_tap(step, ExecutionLevel.LOCATE_AND_EXECUTE, before, loc, True, StepResult(step), keyboard,
                            following)

@@ -24,7 +24,7 @@ from remote.core.device.protocol import CheapTree, Device
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
-from remote.core.plan.actions import Finish, Wait
+from remote.core.plan.actions import Finish, InputText, LaunchApp, Wait
 from remote.core.record.recorder import RunRecorder
 from remote.core.records import (
     FailureReason,
@@ -111,7 +111,7 @@ class TaskRunner:
         """Route, plan and run ``task``; given a ``plan`` (the studio's steps), run that plan in its module
         instead of routing and planning, with the same gates, limits, final check and record."""
         if isinstance(self.device, CheapTree) and not self.options.dry_run:
-            self.device.warm_tree()   # the resident tree server starts beside the record, the wake check, the plan
+            self.device.warm_session()   # the tree server starts, facts are asked, beside the record, wake, plan
         self.clock.restart()
         usage = ModelUsage()
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
@@ -170,6 +170,7 @@ class TaskRunner:
                              else self.planning.plan(task, module, models, steps.capture))
             result.plan = plan
             self.listener.on_plan(plan)
+            self._expect(plan)
             self._execute(task, module, plan, steps, models, result, recorder, FinalChecker(tools))
         finally:   # a model's (or phone agent's) success is learned; a learned task's replay is counted
             learning = self.learner.finish(task, result, tools.locator, self.registry, stable_ids=module.stable_ids,
@@ -178,6 +179,12 @@ class TaskRunner:
                                                   "seconds": round(self.clock.elapsed(), 2)})
             if learning:
                 meta["learning"] = result.learning = learning
+
+    def _expect(self, plan: TaskPlan) -> None:
+        """Tell a phone that asks ahead what the plan will need (the apps it opens, whether it types)."""
+        if isinstance(self.device, CheapTree) and not self.options.dry_run:
+            self.device.expect([s.args.package for s in plan.steps if isinstance(s.args, LaunchApp) and s.args.package],
+                               any(isinstance(s.args, InputText) for s in plan.steps))
 
     def _route(self, task: str, given: TaskPlan | None) -> tuple[AppModule, float, Any]:
         """The module that does the task (given, named by --module, or routed by the sentence), its score, and

@@ -7,7 +7,8 @@ state, the step's own check, else what the before/after comparison says).
 
 A plain tap that the next step types after (a search entry, a compose box) is judged on a fresh
 tree of the screen after it when trees are cheap (a resident tree server: `focus.focus_on_tree`, the
-focused field must be the tapped one or one the tap brought). With ``uiautomator dump`` it is checked
+focused field must be the tapped one or one the tap brought; the keyboard, read beside that tree, is only a
+further sign). With ``uiautomator dump`` it is checked
 without a UI dump when the phone can tell (`Judge.after_tap`): the soft keyboard came up
 (``dumpsys input_method``), or the screen changed and the keyboard is up. That is what
 the next step needs, and its typing's read-back dump then shows the whole screen; the
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 from remote.core.device.protocol import CheapTree, KeyboardState
@@ -76,19 +78,25 @@ class Judge:
     def keyboard_before(self, step: StepPlan, following: StepPlan | None) -> bool | None:
         """Is the soft keyboard up before a plain tap whose next step (``following``) types into the focused
         field? None for any other step, or when the phone does not say."""
-        args, device = step.args, self.tools.device
-        if not (type(args) is Tap and args.toggle is None and not args.stay_in_app and not step.verify_ref
-                and not step.success_condition and following is not None and isinstance(following.args, InputText)
-                and not following.targets and isinstance(device, KeyboardState)):
-            return None
+        device = self.tools.device
+        if not self._types_next(step, following) or not isinstance(device, KeyboardState) or self._tree_is_cheap():
+            return None    # with cheap trees the tree judges such a tap (`_tap_by_tree`): the keyboard before is moot
         return device.keyboard_shown()
+
+    @staticmethod
+    def _types_next(step: StepPlan, following: StepPlan | None) -> bool:
+        """A plain tap whose next step types into the focused field (no target of its own)."""
+        args = step.args
+        return (type(args) is Tap and args.toggle is None and not args.stay_in_app and not step.verify_ref
+                and not step.success_condition and following is not None and isinstance(following.args, InputText)
+                and not following.targets)
 
     def after_tap(self, step: StepPlan, level: ExecutionLevel, before: Screen, loc: LocateResult, acted: bool,
                   sr: StepResult, keyboard: bool | None, following: StepPlan | None, *,
                   beside: FrameBeside | None = None) -> tuple[Screen | None, VerifyResult]:
         """The screen after the action and the step's verdict; ``keyboard`` from `keyboard_before` (the module
         docstring says when no UI dump is needed), ``beside`` the frame typing took beside its read-back."""
-        if keyboard is not None and self._tree_is_cheap():
+        if self._types_next(step, following) and self._tree_is_cheap():
             return self._tap_by_tree(step, level, before, loc, acted, sr, following)
         if keyboard is False:
             self._ready_to_type(step, level, sr, following)
@@ -120,10 +128,13 @@ class Judge:
         """A tap the next step types after, judged on a fresh tree of the screen after it (`focus_on_tree`);
         the keyboard is only a further sign. A tree that shows no focused field is judged as after any tap."""
         self._ready_to_type(step, level, sr, following)
-        with timing(sr, "capture"):
-            after = self.tools.capture.screen(tree=True, fresh=True)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="keyboard-read") as pool:
+            keyboard = pool.submit(self._keyboard_up)    # a further sign, read beside the tree (a read each)
+            with timing(sr, "capture"):
+                after = self.tools.capture.screen(tree=True, fresh=True)
+            keyboard_up = keyboard.result()
         with timing(sr, "verify"):
-            verdict = focus_on_tree(before, after, loc, self._keyboard_up())
+            verdict = focus_on_tree(before, after, loc, keyboard_up)
             if verdict is not None:
                 return after, verdict
             return self.verdict_clearing_blockers(step, level, before, after, loc, acted, sr)

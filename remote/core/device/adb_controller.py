@@ -24,6 +24,7 @@ from PIL import Image
 
 from remote.core.coords import swipe_vector
 from remote.core.device import refusals, screen_state, transport
+from remote.core.device.ahead import Ahead
 from remote.core.device.audio import Volume, music_volume
 from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
 from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
@@ -77,6 +78,7 @@ class ADBController:
         self.frames = FrameGrabber(self.link, self._default_display, shot=self.tree.shot, shot_ready=self.tree.ready)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
         self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
+        self.ahead = Ahead(lambda argv: self.link.shell(argv))   # facts asked side by side (`warm_session`)
 
     @property
     def serial(self) -> str:
@@ -95,7 +97,9 @@ class ADBController:
         A refusal (`refusals`: ``input``, ``ime``, ``am``, ``monkey``, ``pm``, ``settings`` answering a
         SecurityException) raises `PhoneRefused`, naming the switch to flip on this phone's ROM.
         """
-        out = self.link.shell(args, timeout)
+        out = self.ahead.take(args)
+        if out is None:
+            out = self.link.shell(args, timeout)
         refusal = refusals.read(args, out)
         if refusal is not None:
             raise refusals.error(refusal, self.rom(), self.serial)
@@ -104,11 +108,12 @@ class ADBController:
     def rom(self) -> Rom:
         """The phone's ROM and Android version, from one ``getprop`` (read once)."""
         if self._rom is None:
-            self._rom = rom_of(parse_getprop(self.link.shell(["getprop"])))
+            self._rom = rom_of(parse_getprop(self.shell(["getprop"])))
         return self._rom
 
     def close(self) -> None:
         """Restore the input method that was active before we switched to ADBKeyboard."""
+        self.ahead.close()
         attempts, self.link.reconnect_attempts = self.link.reconnect_attempts, 0  # at exit: one quick try
         try:
             self.typer.restore()
@@ -194,9 +199,26 @@ class ADBController:
         """The running dump's screen count and start (`time.monotonic`), None when none runs."""
         return self.dumper.underway
 
-    def warm_tree(self) -> None:
-        """Start the resident tree server beside what runs first (`fast_tree.FastTree.warm`)."""
+    def warm_session(self) -> None:
+        """At a run's start, beside its first commands: start the resident tree server (`fast_tree.FastTree.warm`),
+        and ask the facts a run reads once side by side (the size, the ROM, the packages, the displays: `ahead`);
+        what fails there is met again where it is needed."""
         self.tree.warm()
+        unknown = {("wm", "size"): self._size, ("dumpsys", "display"): self._size, ("getprop",): self._rom,
+                   ("pm", "list", "packages"): self._packages,
+                   ("dumpsys", "SurfaceFlinger", "--display-id"): self.frames.display_read or None}
+        self.ahead.ask([list(command) for command, known in unknown.items() if known is None])
+
+    def expect(self, packages: Sequence[str], typing: bool) -> None:
+        """A plan's steps are known, its first is next: time the frame link (`frames.FrameGrabber.warm`: a raw
+        frame's first megabyte, beside the first step rather than before its first frame), ask ahead the
+        launcher activities of the apps it opens and, when it types, the keyboard's settings
+        (`text_input.TextTyper` reads them before its first text)."""
+        self.frames.warm()
+        self.ahead.ask([self.launcher.resolve_command(p) for p in packages
+                        if re.fullmatch(r"[A-Za-z][\w.]*", p) and not self.launcher.known(p)])
+        if typing:
+            self.ahead.ask(self.typer.reads_before_typing())
 
     def tree_is_cheap(self) -> bool:
         """A fresh tree comes from the resident server (or will: it has not been tried yet)."""

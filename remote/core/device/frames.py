@@ -15,6 +15,8 @@
   wire measured before; the cheaper serves the rest of the session (docs/devices.md "Frames and taps").
   A shot the server cannot give (it stopped, it answered none) is taken by screencap. Not on a phone
   whose display is chosen by id (the server captures the default display only).
+* Ahead of the first frame (`FrameGrabber.warm`, at a run's start beside its first commands): the display
+  is read and the link timed on a raw frame's first megabyte, so the first frame waits for neither.
 * Decoding (item 6 of issue 25): straight into the BGR ``ndarray`` the locator
   works on; PIL only on demand.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,6 +85,23 @@ class FrameGrabber:
         self.shot_ready = shot_ready   # waits for a server still starting (not part of a shot's cost)
         self.report = LinkReport()
         self._display_read = False
+        self._transfer_s: float | None = None   # a whole raw frame's transfer, from the timed first megabyte
+        self._lock = threading.Lock()            # one frame or timing at a time (`warm` runs beside the run)
+
+    @property
+    def display_read(self) -> bool:
+        """Which display screencap shows is known (read with the session's first frame or `warm`)."""
+        return self._display_read
+
+    def warm(self) -> None:
+        """Read the display and time the link now, on a thread of its own, so the session's first frame waits
+        only for what is left of it (`grab` takes the lock it holds); a failure is met again by that frame."""
+        def time_link() -> None:
+            with self._lock:
+                if self._transfer_s is None and not self.report.wire:
+                    self._timed_link()
+
+        threading.Thread(target=time_link, name="frames-warm", daemon=True).start()
 
     def _command(self, png: bool) -> str:
         if not self._display_read:
@@ -96,6 +116,10 @@ class FrameGrabber:
 
     def grab(self) -> np.ndarray:
         """One frame, in the session's wire format (chosen on the first call)."""
+        with self._lock:
+            return self._grab_timed()
+
+    def _grab_timed(self) -> np.ndarray:
         started = self.clock()
         try:
             served = self._served()
@@ -123,7 +147,7 @@ class FrameGrabber:
             return None
         if report.server_shots is None:
             report.shot_s = self.clock() - started
-            if not report.wire and report.raw_s is None:
+            if not report.wire and self._transfer_s is None:
                 self._timed_link()            # also reads which display screencap shows
             if report.display:                # the server captures the default display only
                 report.server_shots = False
@@ -207,7 +231,7 @@ class FrameGrabber:
     def _probe_raw(self) -> np.ndarray | None:
         """Read a raw frame's first `PROBE_BYTES`, timing the link; the whole frame when it is cheap enough."""
         started = self.clock()
-        transfer_s = self._time_raw()
+        transfer_s = self._transfer_s if self._transfer_s is not None else self._time_raw()
         if transfer_s > PNG_TYPICAL_S:   # moving the pixels costs more than a phone encoding a PNG
             return None
         frame = self._decode("raw")     # cheap on this link: take a whole one now
@@ -229,6 +253,7 @@ class FrameGrabber:
         report.mb_s = speed / 1e6 if speed else None
         transfer_s = report.frame_bytes / speed if speed else 0.0
         report.raw_s = first_byte_s + transfer_s
+        self._transfer_s = transfer_s
         return transfer_s
 
 

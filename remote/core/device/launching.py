@@ -65,7 +65,13 @@ class AppLauncher:
     def component(self, package: str) -> str | None:
         """The package's launcher activity, asked once (None: launch with monkey)."""
         if package not in self._components:
-            answer = self.shell(["cmd", "package", "resolve-activity", "--brief", "-a", MAIN, "-c", LAUNCHER,
-                                 package])
-            self._components[package] = launcher_component(answer, package)
+            self._components[package] = launcher_component(self.shell(self.resolve_command(package)), package)
         return self._components[package]
+
+    def known(self, package: str) -> bool:
+        return package in self._components
+
+    @staticmethod
+    def resolve_command(package: str) -> list[str]:
+        """The command that names ``package``'s launcher activity (asked ahead by a run that opens it)."""
+        return ["cmd", "package", "resolve-activity", "--brief", "-a", MAIN, "-c", LAUNCHER, package]

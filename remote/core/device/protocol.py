@@ -9,7 +9,7 @@ meet the real `ADBController` against a phone, the simulated phone or the trace 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -92,7 +92,8 @@ class CheapTree(Protocol):
     ``uiautomator dump``): the runner then reads the screen after every action rather than save a tree."""
 
     def tree_is_cheap(self) -> bool: ...
-    def warm_tree(self) -> None: ...
+    def warm_session(self) -> None: ...
+    def expect(self, packages: Sequence[str], typing: bool) -> None: ...
 
 
 @runtime_checkable

@@ -23,6 +23,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -137,7 +138,11 @@ class ScreenState:
         self.sleep = sleep
 
     def lock(self) -> Lock:
-        return lock_state(self.link.shell(["dumpsys", "power"]), self.link.shell(["dumpsys", "window"]))
+        """Awake, keyguard and its security, now: the two reads side by side (adbd runs each stream apart)."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lock-read") as pool:
+            power = pool.submit(self.link.shell, ["dumpsys", "power"])
+            window = self.link.shell(["dumpsys", "window"])
+            return lock_state(power.result(), window)
 
     def wake_and_unlock(self) -> list[str]:
         """Wake a sleeping phone, swipe away a lock screen without a PIN; `ScreenLocked` when one asks for it.

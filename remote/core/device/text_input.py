@@ -88,6 +88,14 @@ class TextTyper:
             self._build = adbkeyboard.parse_build(self._shell(["dumpsys", "package", adbkeyboard.PACKAGE]))
         return self._build
 
+    def reads_before_typing(self) -> list[list[str]]:
+        """The reads the first text of a session makes (`_route`), for asking them ahead of it."""
+        if self._switched:
+            return []
+        return [*([] if self._build is not None else [["dumpsys", "package", adbkeyboard.PACKAGE]]),
+                ["settings", "get", "secure", "enabled_input_methods"],
+                ["settings", "get", "secure", "default_input_method"]]
+
     def has_adbkeyboard(self) -> bool:
         return self.build().installed
 
