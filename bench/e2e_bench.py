@@ -143,7 +143,7 @@ def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, vers
             "overheads": overheads, "parts": clock.parts,
             "all_dumps": sum("uiautomator dump" in c for c in server.phone.commands),
             "reads": server.phone.tree_server.reads, "tree": adb.dump_stats().tree,
-            "grabs": link.grabs, "shots": link.shots}
+            "grabs": link.grabs, "shots": link.shots, "jar_mb": len(packaged_jar()[0]) / 1e6}
 
 
 def pad(text: str, width: int) -> str:

@@ -185,6 +185,8 @@ class Capture:
     def screen(self, *, tree: bool, fresh: bool = False) -> Screen:
         """The screen now; with ``tree`` its UI tree too (``fresh``: dump, never reuse). A screen with a tree
         becomes `last`."""
+        if tree and self._cheap() and (fresh or self._recent() is None):
+            return self._with_tree(self._frame)   # a tree to read (none since the last action): beside the frame
         image, secure = self._frame()
         if not tree and not secure:
             return Screen(image)
@@ -222,7 +224,7 @@ class Capture:
         ``tree`` only the frame is taken, after the wait (the caller checks the step another way, and dumps
         with `screen` when that cannot tell). Waits for a prefetched dump; a screen with a tree becomes `last`.
         With cheap trees (the resident server reads without waiting for idle) the tree is read after the wait,
-        then the frame taken: never a tree of the moment right after the action.
+        beside the frame: never a tree of the moment right after the action.
         """
         self._take_prefetched()   # of the screen before this action: waited for (one dump at a time), not used
         if not tree:
@@ -233,9 +235,7 @@ class Capture:
             # the server's read does not wait for the screen to go idle as the dump does: read right after the
             # action, its tree would be of the screen before the action's effect. Read after the wait, as the frame
             sleep(settle_s)
-            xml, error = self._dump()
-            image, secure = self._frame()
-            return self._keep(Screen(image, xml, secure=secure, tree_error=error))
+            return self._with_tree(self._frame)
         recent = self._recent()
         if recent is not None:
             if beside is not None and beside.of(recent):
@@ -245,6 +245,16 @@ class Capture:
                 sleep(max(0.0, settle_s - (time.monotonic() - recent.started)))
                 image, secure = self._frame()
             return self._reused(image, secure, recent.xml)
+
+        def wait_then_frame() -> Frame:
+            sleep(settle_s)
+            return self._frame()
+
+        return self._with_tree(wait_then_frame)
+
+    def _with_tree(self, frame: Callable[[], Frame]) -> Screen:
+        """A screen whose UI tree is read on a thread of its own while ``frame`` runs here (the frame, or a wait
+        and then the frame: the dump waits for the screen to go idle itself); it becomes `last`."""
         result: dict[str, Any] = {}
 
         def dump() -> None:
@@ -256,8 +266,7 @@ class Capture:
         worker = threading.Thread(target=dump, name="ui-dump", daemon=True)
         worker.start()
         try:
-            sleep(settle_s)
-            image, secure = self._frame()
+            image, secure = frame()
         finally:
             worker.join()
         if "raised" in result:
@@ -318,7 +327,6 @@ class Capture:
         if screen.xml is not None:
             self.last = screen
         return screen
-
 
 
 def device_costs(device: Device, capture: Capture | None) -> dict[str, Any]:

@@ -67,16 +67,21 @@ class RunRecord:
         meta.update(self.facts())
         meta["failure"] = result.failure.value if result.failure else None
         meta["final_check"] = result.final_check.to_dict() if result.final_check else None
-        meta["device"] = {**self._device_info(), **device_costs(self.device, self.capture)}
+        # the first snapshot, written before the phone is touched, does not wait for the phone's size
+        meta["device"] = {**self._device_info(ask=final or bool(result.step_results)),
+                          **device_costs(self.device, self.capture)}
         if self.device_state is not None:
             meta["device_state"] = self.device_state()
         return self.recorder.write(result, meta, final=final)
 
-    def _device_info(self) -> dict[str, Any]:
-        """The phone's serial and size, asked once (a phone that failed is asked again at the end)."""
+    def _device_info(self, *, ask: bool) -> dict[str, Any]:
+        """The phone's serial and size, asked once (a phone that failed is asked again at the end); without
+        ``ask``, the serial alone until then."""
         if self._device is not None:
             return self._device
         device = self.device
+        if not ask:
+            return {"serial": device.serial}
         try:
             info: dict[str, Any] = {"serial": device.serial, "size": list(device.window_size())}
         except RemoteError as exc:

@@ -184,7 +184,7 @@ class TaskRunner:
         """Tell a phone that asks ahead what the plan will need (the apps it opens, whether it types)."""
         if isinstance(self.device, CheapTree) and not self.options.dry_run:
             self.device.expect([s.args.package for s in plan.steps if isinstance(s.args, LaunchApp) and s.args.package],
-                               any(isinstance(s.args, InputText) for s in plan.steps))
+                               [s.args.text for s in plan.steps if isinstance(s.args, InputText)])
 
     def _route(self, task: str, given: TaskPlan | None) -> tuple[AppModule, float, Any]:
         """The module that does the task (given, named by --module, or routed by the sentence), its score, and

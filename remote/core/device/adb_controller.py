@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import shlex
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -209,16 +210,21 @@ class ADBController:
                    ("dumpsys", "SurfaceFlinger", "--display-id"): self.frames.display_read or None}
         self.ahead.ask([list(command) for command, known in unknown.items() if known is None])
 
-    def expect(self, packages: Sequence[str], typing: bool) -> None:
-        """A plan's steps are known, its first is next: time the frame link (`frames.FrameGrabber.warm`: a raw
-        frame's first megabyte, beside the first step rather than before its first frame), ask ahead the
-        launcher activities of the apps it opens and, when it types, the keyboard's settings
-        (`text_input.TextTyper` reads them before its first text)."""
-        self.frames.warm()
+    def expect(self, packages: Sequence[str], texts: Sequence[str]) -> None:
+        """A plan's steps are known, its first is next: ask ahead the launcher activities of the apps it opens.
+        With the tree server, also time the frame link (`frames.FrameGrabber.warm`, once the server answers:
+        beside the first step rather than before its first frame) and, when the plan types, get the keyboard
+        ready for its first text on a thread of its own (`text_input.TextTyper.prepare`: read what the phone
+        has, switch to ADBKeyboard) rather than in a later step's wait. With ``uiautomator dump`` neither: the
+        dump taken during a launch's wait would be made stale by the keyboard's switch, and the link's timing
+        would share the host with that dump (the first frame times it, as before)."""
         self.ahead.ask([self.launcher.resolve_command(p) for p in packages
                         if re.fullmatch(r"[A-Za-z][\w.]*", p) and not self.launcher.known(p)])
-        if typing:
-            self.ahead.ask(self.typer.reads_before_typing())
+        if not self.tree.cheap:
+            return
+        self.frames.warm()
+        if texts:
+            threading.Thread(target=self.typer.prepare, args=(texts[0],), name="keyboard-ahead", daemon=True).start()
 
     def tree_is_cheap(self) -> bool:
         """A fresh tree comes from the resident server (or will: it has not been tried yet)."""

@@ -8,9 +8,9 @@ the longest of them. adbd runs each shell stream as its own process, so answers 
 
 :class:`Ahead` keeps each answer for the first ask of the *same* command line (waiting for it if it is
 still under way) and gives it once. An answer is not given when it is older than `MAX_AGE_S`, or after a
-command that could change it ran (``ime``, ``settings put``, ``pm install``: `CHANGES`). Only
-commands that read are asked ahead; a failed ask ahead is forgotten, and the caller's own ask runs (and
-reports) as if nothing had been asked.
+command that could change it ran (``ime`` and ``settings put`` for the keyboard's settings, ``pm install``
+for the packages: `CHANGES`). Only commands that read are asked ahead; a failed ask ahead is forgotten, and
+the caller's own ask runs (and reports) as if nothing had been asked.
 """
 
 from __future__ import annotations
@@ -22,16 +22,21 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 logger = logging.getLogger(__name__)
+Key = tuple[str, ...]
 MAX_AGE_S = 10.0
 WORKERS = 4
 # What may be asked ahead: commands that only read (a command line's first words).
 READS = (("wm", "size"), ("dumpsys",), ("getprop",), ("pm", "list", "packages"), ("settings", "get"),
          ("cmd", "package", "resolve-activity"))
-# Commands after which no answer asked ahead is given (they can change what those answers say).
-CHANGES = (("ime",), ("settings", "put"), ("settings", "delete"), ("pm", "install"), ("pm", "uninstall"),
-           ("cmd", "package", "install"), ("cmd", "input_method"))
-
-Key = tuple[str, ...]
+# Commands that can change what some reads say, and those reads: an answer to them asked ahead is dropped.
+_KEYBOARD: tuple[Key, ...] = (("settings", "get"), ("dumpsys", "input_method"))
+_PACKAGES: tuple[Key, ...] = (("pm", "list", "packages"), ("cmd", "package", "resolve-activity"),
+                              ("dumpsys", "package"))
+CHANGES: dict[Key, tuple[Key, ...]] = {
+    ("ime",): _KEYBOARD, ("settings", "put"): _KEYBOARD, ("settings", "delete"): _KEYBOARD,
+    ("cmd", "input_method"): _KEYBOARD, ("pm", "install"): _PACKAGES, ("pm", "uninstall"): _PACKAGES,
+    ("cmd", "package", "install"): _PACKAGES, ("cmd", "package", "uninstall"): _PACKAGES,
+}
 
 
 def _starts(line: Key, prefixes: Iterable[Key]) -> bool:
@@ -66,13 +71,16 @@ class Ahead:
 
     def take(self, command: Sequence[object] | str) -> str | None:
         """The answer asked ahead for this exact command, once; None: run it now. A command that can change
-        what was asked (`CHANGES`) drops every answer not taken yet."""
+        what some reads say (`CHANGES`) drops their answers not taken yet."""
         if isinstance(command, str):
             return None
         key = tuple(str(a) for a in command)
         with self._lock:
-            if _starts(key, CHANGES):
-                self._answers.clear()
+            changed = [reads for writer, reads in CHANGES.items() if key[:len(writer)] == writer]
+            for reads in changed:
+                for asked in [k for k in self._answers if _starts(k, reads)]:
+                    del self._answers[asked]
+            if changed:
                 return None
             entry = self._answers.pop(key, None)
         if entry is None:

@@ -15,8 +15,9 @@
   wire measured before; the cheaper serves the rest of the session (docs/devices.md "Frames and taps").
   A shot the server cannot give (it stopped, it answered none) is taken by screencap. Not on a phone
   whose display is chosen by id (the server captures the default display only).
-* Ahead of the first frame (`FrameGrabber.warm`, at a run's start beside its first commands): the display
-  is read and the link timed on a raw frame's first megabyte, so the first frame waits for neither.
+* Ahead of the first frame (`FrameGrabber.warm`, beside a run's first step): the display is read, the link
+  timed on a raw frame's first megabyte and, once the server answers, its screenshot timed, so the first
+  frame waits for none of them.
 * Decoding (item 6 of issue 25): straight into the BGR ``ndarray`` the locator
   works on; PIL only on demand.
 """
@@ -97,9 +98,12 @@ class FrameGrabber:
         """Read the display and time the link now, on a thread of its own, so the session's first frame waits
         only for what is left of it (`grab` takes the lock it holds); a failure is met again by that frame."""
         def time_link() -> None:
+            self.shot_ready()   # a server still starting first: its start and the step's own commands come first
             with self._lock:
                 if self._transfer_s is None and not self.report.wire:
                     self._timed_link()
+                if self.report.server_shots is None:
+                    self._shot()      # the server's, timed once it answers (the frame is not used)
 
         threading.Thread(target=time_link, name="frames-warm", daemon=True).start()
 
@@ -131,6 +135,13 @@ class FrameGrabber:
     def _served(self) -> np.ndarray | None:
         """A frame from the tree server, when its screenshots are the cheaper (its first one timed against what
         screencap costs on this link); None: screencap takes this one."""
+        frame = self._shot()
+        if frame is not None:
+            self.report.shots += 1
+        return frame
+
+    def _shot(self) -> np.ndarray | None:
+        """The server's screenshot, the session's first one timed and the choice made; None: screencap."""
         report = self.report
         if self.shot is None or report.server_shots is False or report.display:
             return None
@@ -157,7 +168,6 @@ class FrameGrabber:
             logger.info("screenshots: %s (tree server %.3f s, screencap %s s)",
                         "tree server" if report.server_shots else "screencap", report.shot_s,
                         f"{screencap_s:.3f}" if screencap_s is not None else "?")
-        report.shots += 1
         return frame
 
     def _timed_link(self) -> bool:

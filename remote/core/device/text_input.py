@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import enum
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn, Protocol
@@ -77,6 +78,7 @@ class TextTyper:
         self._warm = False          # ADBKeyboard's receiver answered since it became the keyboard
         self._atexit = False
         self.last_route: Route | None = None
+        self._routing = threading.Lock()
 
     def _shell(self, args: Sequence[object], timeout: float | None = None) -> str:
         return self.link.shell(args, timeout)
@@ -87,14 +89,6 @@ class TextTyper:
         if self._build is None:
             self._build = adbkeyboard.parse_build(self._shell(["dumpsys", "package", adbkeyboard.PACKAGE]))
         return self._build
-
-    def reads_before_typing(self) -> list[list[str]]:
-        """The reads the first text of a session makes (`_route`), for asking them ahead of it."""
-        if self._switched:
-            return []
-        return [*([] if self._build is not None else [["dumpsys", "package", adbkeyboard.PACKAGE]]),
-                ["settings", "get", "secure", "enabled_input_methods"],
-                ["settings", "get", "secure", "default_input_method"]]
 
     def has_adbkeyboard(self) -> bool:
         return self.build().installed
@@ -124,6 +118,10 @@ class TextTyper:
 
     def restore(self) -> None:
         """Restore the input method that was active before we switched to ADBKeyboard."""
+        with self._routing:    # a switch under way (`prepare` ahead, on its thread) ends first
+            self._restore()
+
+    def _restore(self) -> None:
         if self._atexit:
             atexit.unregister(self.restore)
             self._atexit = False
@@ -162,7 +160,12 @@ class TextTyper:
 
     # ---------------------------------------------------------------- choosing how to type
     def _route(self, text: str) -> Route:
-        """How to type ``text`` here (the module docstring's three cases); raises when nothing can."""
+        """How to type ``text`` here (the module docstring's three cases); raises when nothing can. One thread
+        at a time (`prepare` may run ahead of the step that types, on a thread of the run's start)."""
+        with self._routing:
+            return self._route_now(text)
+
+    def _route_now(self, text: str) -> Route:
         build = self.build()
         rom = self.link.rom()
         if not build.installed or build.too_old_for(rom.sdk):
