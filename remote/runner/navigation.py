@@ -5,6 +5,8 @@ A ``Navigator`` is handed the step tools and the ``Aimer`` (for popups in the wa
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from remote.core.locate.screen import Screen
 from remote.core.locate.target_ref import default_tiers, parse_target
 from remote.core.records import FailureReason, LocateResult, StepPlan, StepResult
@@ -60,8 +62,12 @@ class Navigator:
     def back_to_home(self, step: StepPlan, sr: StepResult) -> StepEnd:
         """BACK until a home marker of the app in front is on screen (at most 10 presses)."""
         device = self.tools.device
-        # The home of the app in front (a model plan may open another app than the routed module's).
-        front = device.current_app().get("package", "")
+        # The home of the app in front (a model plan may open another app than the routed module's), read beside
+        # the first look at the screen (two reads: adbd runs each stream apart)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="front-app") as pool:
+            front_read = pool.submit(device.current_app)
+            first: Screen | None = self.capture()
+            front = front_read.result().get("package", "")
         homes = step.targets or self.tools.apps.home_refs.get(front) or self.tools.home_refs
         # BACK that leaves the app comes back into it: the app in front, when the step names its own home
         # markers (a learned task's way back) or a module knows its home; else the routed module's app
@@ -71,7 +77,8 @@ class Navigator:
             return Ended.failed(FailureReason.INVALID_PLAN, "the module declares no home_ref"), None
         home = " or ".join(homes)
         for presses in range(HOME_PRESSES + 1):
-            screen = self.aimer.clear_blockers(self.capture(), sr)
+            screen = self.aimer.clear_blockers(first or self.capture(), sr)
+            first = None
             found = next((loc for loc in (self.free_locate(h, screen) for h in homes) if loc.success), None)
             if found is not None:
                 sr.screenshot_after = screen
