@@ -181,7 +181,7 @@ class TaskRunner:
                 meta["learning"] = result.learning = learning
 
     def _expect(self, plan: TaskPlan) -> None:
-        """Tell a phone that asks ahead what the plan will need (the apps it opens, whether it types)."""
+        """Tell a phone that asks ahead what the plan will need (the apps it opens, the texts it types)."""
         if isinstance(self.device, CheapTree) and not self.options.dry_run:
             self.device.expect([s.args.package for s in plan.steps if isinstance(s.args, LaunchApp) and s.args.package],
                                [s.args.text for s in plan.steps if isinstance(s.args, InputText)])

@@ -35,7 +35,7 @@ from typing import Protocol
 import numpy as np
 
 from remote.core.device.capture import CaptureDecodeError, jpeg_to_bgr, png_to_bgr, raw_to_bgr, strip_warnings
-from remote.errors import DeviceCommandError
+from remote.errors import DeviceCommandError, DeviceError
 
 logger = logging.getLogger(__name__)
 PROBE_BYTES = 1 << 20          # the part of a raw frame read to time the link
@@ -100,10 +100,13 @@ class FrameGrabber:
         def time_link() -> None:
             self.shot_ready()   # a server still starting first: its start and the step's own commands come first
             with self._lock:
-                if self._transfer_s is None and not self.report.wire:
-                    self._timed_link()
-                if self.report.server_shots is None:
-                    self._shot()      # the server's, timed once it answers (the frame is not used)
+                try:
+                    if self._transfer_s is None and not self.report.wire:
+                        self._timed_link()
+                    if self.report.server_shots is None:
+                        self._shot()      # the server's, timed once it answers (the frame is not used)
+                except (DeviceError, OSError) as exc:   # the first frame meets it again, and says it
+                    logger.info("frames not timed ahead: %s", exc)
 
         threading.Thread(target=time_link, name="frames-warm", daemon=True).start()
 
