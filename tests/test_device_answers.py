@@ -191,7 +191,7 @@ class PacedLink:
         self.now += self.png_s if png else len(self.raw) / (self.mb_s * 1e6)
         return bytearray(self.png if png else self.raw)
 
-    def probe(self, service, nbytes):
+    def probe(self, service, nbytes, *, retry=True):
         self.asked.append(service + " (probe)")
         return self.raw[:nbytes], 0.02, self.mb_s * 1e6
 

@@ -110,12 +110,12 @@ class TaskRunner:
     def run(self, task: str, plan: TaskPlan | None = None) -> TaskResult:
         """Route, plan and run ``task``; given a ``plan`` (the studio's steps), run that plan in its module
         instead of routing and planning, with the same gates, limits, final check and record."""
-        if isinstance(self.device, CheapTree) and not self.options.dry_run:
-            self.device.warm_session()   # the tree server starts, facts are asked, beside the record, wake, plan
         self.clock.restart()
         usage = ModelUsage()
         result = TaskResult(status=TaskStatus.RUNNING, task=task, model_usage=usage)
         recorder = RunRecorder(self.options.runs_dir, task, scrub=self.models.scrub) if self.options.runs_dir else None
+        if isinstance(self.device, CheapTree) and not self.options.dry_run:
+            self.device.warm_session()   # the tree server starts, facts are asked, beside the record, wake, plan
         meta: dict[str, Any] = {}
         self.record = self._record_of(recorder, meta)
         self.signals.install()

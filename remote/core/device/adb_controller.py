@@ -79,7 +79,8 @@ class ADBController:
         self.frames = FrameGrabber(self.link, self._default_display, shot=self.tree.shot, shot_ready=self.tree.ready)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
         self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
-        self.ahead = Ahead(lambda argv: self.link.shell(argv))   # facts asked side by side (`warm_session`)
+        # facts asked side by side (`warm_session`): one try each, a failure is the caller's own ask again
+        self.ahead = Ahead(lambda argv: self.link.shell(argv, retry=False))
 
     @property
     def serial(self) -> str:

@@ -47,7 +47,7 @@ class Link(Protocol):
 
     def service(self, service: str, timeout: float | None = None) -> bytearray: ...
 
-    def probe(self, service: str, nbytes: int) -> tuple[bytes, float, float | None]: ...
+    def probe(self, service: str, nbytes: int, *, retry: bool = True) -> tuple[bytes, float, float | None]: ...
 
 
 @dataclass
@@ -102,7 +102,7 @@ class FrameGrabber:
             with self._lock:
                 try:
                     if self._transfer_s is None and not self.report.wire:
-                        self._timed_link()
+                        self._timed_link(retry=False)   # one try: the first frame times it again
                     if self.report.server_shots is None:
                         self._shot()      # the server's, timed once it answers (the frame is not used)
                 except (DeviceError, OSError) as exc:   # the first frame meets it again, and says it
@@ -173,11 +173,11 @@ class FrameGrabber:
                         f"{screencap_s:.3f}" if screencap_s is not None else "?")
         return frame
 
-    def _timed_link(self) -> bool:
+    def _timed_link(self, *, retry: bool = True) -> bool:
         """Before the session's first frame: what screencap would cost, from a raw frame's first megabyte (the
         whole frame is not read: the server may serve it for less). False when the phone gives no raw frame."""
         try:
-            self._time_raw()
+            self._time_raw(retry=retry)
         except (DeviceCommandError, CaptureDecodeError, struct.error) as exc:
             logger.info("raw screencap not timed (%s)", exc)
             return False
@@ -251,11 +251,11 @@ class FrameGrabber:
         self.report.raw_s = self.clock() - started
         return frame
 
-    def _time_raw(self) -> float:
+    def _time_raw(self, *, retry: bool = True) -> float:
         """Time the link on a raw frame's first `PROBE_BYTES`: a whole raw frame's transfer time (``raw_s``, the
         report's estimate of one raw capture, includes the first byte's wait)."""
         report = self.report
-        probed, first_byte_s, speed = self.link.probe(self._command(False), PROBE_BYTES)
+        probed, first_byte_s, speed = self.link.probe(self._command(False), PROBE_BYTES, retry=retry)
         head, warning = strip_warnings(probed)
         report.warnings = warning or report.warnings
         width, height, fmt = struct.unpack_from("<3I", head, 0)

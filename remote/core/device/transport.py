@@ -130,10 +130,11 @@ class AdbLink:
         assert self._device is not None
         return self._device
 
-    def guard(self, fn: Callable[[], T]) -> T:
-        """Run ``fn``; map foreign errors to ours, reconnecting a bounded number of times."""
+    def guard(self, fn: Callable[[], T], *, retry: bool = True) -> T:
+        """Run ``fn``; map foreign errors to ours, reconnecting a bounded number of times (``retry``; without
+        it, one try and no warning: for work done ahead, which the caller's own ask repeats)."""
         last: BaseException | None = None
-        for attempt in range(self.reconnect_attempts + 1):
+        for attempt in range((self.reconnect_attempts if retry else 0) + 1):
             if attempt:
                 self.sleep(self.reconnect_delay * attempt)
                 self._device = None
@@ -161,8 +162,9 @@ class AdbLink:
                 last = exc
             except (OSError, EOFError) as exc:  # ConnectionResetError, BrokenPipeError, socket.timeout, ...
                 last = exc
-            logger.warning("adb link to %s failed (%s); reconnecting (%d/%d)", self.serial or "device",
-                           last, attempt + 1, self.reconnect_attempts)
+            if retry:
+                logger.warning("adb link to %s failed (%s); reconnecting (%d/%d)", self.serial or "device",
+                               last, attempt + 1, self.reconnect_attempts)
         if not server_answers(self.host, self.port):
             raise no_server(self.host, self.port) from last
         raise DeviceDisconnected(f"lost the connection to {self.serial or 'the device'}: {last}",
@@ -170,7 +172,7 @@ class AdbLink:
                                  hint="check the USB cable or Wi-Fi, then `python -m remote devices`; for Wi-Fi "
                                       "ADB run `adb connect IP:PORT` again") from last
 
-    def service(self, service: str, timeout: float | None = None) -> bytearray:
+    def service(self, service: str, timeout: float | None = None, *, retry: bool = True) -> bytearray:
         """Open a device service (``shell:…``, ``exec:…``) and read its output until it closes."""
         def run() -> bytearray:
             conn = self.device.open_transport(timeout=timeout or self.command_timeout)
@@ -186,9 +188,9 @@ class AdbLink:
                     buf += chunk
             finally:
                 _hang_up(conn)   # the device closed first
-        return self.guard(run)
+        return self.guard(run, retry=retry)
 
-    def probe(self, service: str, nbytes: int) -> tuple[bytes, float, float | None]:
+    def probe(self, service: str, nbytes: int, *, retry: bool = True) -> tuple[bytes, float, float | None]:
         """Read the first ``nbytes`` a service sends, then hang up: (those bytes, seconds to the first
         byte, bytes per second after it, None when everything came in one piece)."""
         def run() -> tuple[bytes, float, float | None]:
@@ -211,14 +213,14 @@ class AdbLink:
                 return bytes(buf), first - started, speed
             finally:
                 _hang_up(conn)
-        return self.guard(run)
+        return self.guard(run, retry=retry)
 
-    def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str:
+    def shell(self, args: Sequence[object] | str, timeout: float | None = None, *, retry: bool = True) -> str:
         """Run a shell command. A list is quoted argument by argument (the safe form)."""
         cmd = args if isinstance(args, str) else shlex.join(str(a) for a in args)
         if changes_screen(cmd):
             self.generation += 1
-        out = self.service("shell:" + cmd, timeout).decode("utf-8", errors="replace")
+        out = self.service("shell:" + cmd, timeout, retry=retry).decode("utf-8", errors="replace")
         logger.debug("shell %s -> %d chars", cmd[:120], len(out))
         return out.rstrip("\r\n")
 
