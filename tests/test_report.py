@@ -342,3 +342,27 @@ def test_a_steps_screens_are_written_beside_the_run_before_the_run_json_that_nam
     assert data["steps"][0]["artifacts"] == {"before": "s01-before.png", "after": "s01-after.png"}
     assert data["steps"][1]["artifacts"] == {"before": "s02-before.png"}
     assert (rec.dir / "report.html").is_file() and not (rec.dir / "s02-after.png").exists()
+
+
+def test_a_screen_stored_twice_is_encoded_once_and_written_the_same(tmp_path, monkeypatch):
+    """A step's screen after is the next one's before (the same Screen): both files are written, one PNG made."""
+    from remote.core.locate.screen import Screen
+    from remote.core.record.recorder import RunRecorder
+
+    encodes: list[str] = []
+    real_save = Image.Image.save
+
+    def save(self, fp, format=None, **params):   # noqa: A002 - PIL's own name
+        encodes.append(str(format))
+        return real_save(self, fp, format, **params)
+
+    monkeypatch.setattr(Image.Image, "save", save)
+    rec = RunRecorder(tmp_path, "两次")
+    shared, other = Screen(Image.new("RGB", (60, 120), (20, 120, 200))), Screen(Image.new("RGB", (60, 120), (0, 0, 0)))
+    rec.save_screen("s01-after", shared)
+    rec.save_screen("s02-before", shared)
+    rec.save_screen("s02-after", other)
+    rec.flush()
+    assert encodes == ["PNG", "PNG"]                       # the shared screen once, the other once
+    assert (rec.dir / "s01-after.png").read_bytes() == (rec.dir / "s02-before.png").read_bytes()
+    assert (rec.dir / "s01-after.png").read_bytes() != (rec.dir / "s02-after.png").read_bytes()
