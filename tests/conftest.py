@@ -62,7 +62,7 @@ def _own_learned_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     monkeypatch.setenv("REMOTE_LEARNED_DIR", str(tmp_path_factory.mktemp("learned")))
     # The suite's tests judge the `uiautomator dump` path (its failures, counts and timings); the resident tree
     # server's tests (tests/test_tree_server*.py) ask for `auto` / `server` themselves (`--tree`, `tree=`).
-    monkeypatch.setenv("REMOTE_TREE", "dump")
+    monkeypatch.setenv("REMOTE_TREE", os.environ.get("REMOTE_SUITE_TREE", "dump"))
 
 # Fixture modules each area adds (tests/support/*.py) are listed here.
 pytest_plugins: list[str] = ["tests.support.model_fixtures", "tests.support.sim_fixtures",

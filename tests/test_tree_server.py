@@ -261,3 +261,22 @@ def test_tree_server_alone_names_the_holder_and_never_dumps(sim_server, sim_phon
     with pytest.raises(DumpFailed, match="Appium's UiAutomator2 server"):
         adb.dump_hierarchy()
     assert not [c for c in sim_phone.commands if "uiautomator dump" in c]
+
+
+def test_replay_remakes_the_tree_servers_focus_verdicts(tmp_path, capsys):
+    """A run on the default path (the tree server) judges the tap before typing by the field its tree shows
+    focused; `remote replay` makes that verdict again from the recorded trees, and says so when they disagree."""
+    code, summary, record = run_cli(tmp_path, capsys, "")
+    assert code == 0
+    focus = [s for s in record["steps"] if (s.get("verify_result") or {}).get("method") == "focus-tree"]
+    assert focus and focus[0]["verify_result"]["outcome"] == "succeeded"
+    folder = Path(summary["record"])
+    assert main(["replay", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "0 changed" in out and f"same    step {focus[0]['step']['step']:>2} verify" in out
+    # the tree after the tap, with nothing focused: the recorded verdict cannot be made again
+    after_xml = folder / focus[0]["artifacts"]["after_xml"]
+    after_xml.write_text(after_xml.read_text(encoding="utf-8").replace('focused="true"', 'focused="false"'),
+                         encoding="utf-8")
+    assert main(["replay", str(folder)]) == 1
+    assert "no focused field in the recorded trees" in capsys.readouterr().out

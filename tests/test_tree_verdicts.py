@@ -66,7 +66,7 @@ def test_a_tap_that_lands_on_another_field_is_judged_wrong_at_that_step(served_a
     # the step aims at the page's search box; the finger lands on the address bar, which brings up the keyboard
     after, verdict = tap_then_type(served_adb, "search_box_text", "url_bar")
     assert served_adb.keyboard_shown() is True                # the keyboard check would have passed it
-    assert verdict.verified is False and verdict.outcome is StepOutcome.WRONG_PAGE and verdict.method == "tree"
+    assert verdict.verified is False and verdict.outcome is StepOutcome.WRONG_PAGE and verdict.method == "focus-tree"
     assert "url_bar" in verdict.change_description and "another field" in verdict.change_description
     assert after.xml is not None and not after.tree_reused    # judged on a tree read after the tap
     assert sim_phone.tree_server.reads >= 2 and not [c for c in sim_phone.commands if "uiautomator dump" in c]
@@ -74,7 +74,7 @@ def test_a_tap_that_lands_on_another_field_is_judged_wrong_at_that_step(served_a
 
 def test_a_tap_that_focuses_the_field_it_aimed_at_is_judged_right_on_the_tree(served_adb):
     after, verdict = tap_then_type(served_adb, "url_bar", "url_bar")
-    assert verdict.verified is True and verdict.method == "tree" and "url_bar" in verdict.change_description
+    assert verdict.verified is True and verdict.method == "focus-tree" and "url_bar" in verdict.change_description
 
 
 def test_with_the_dump_the_keyboard_still_judges_the_tap(sim_server):

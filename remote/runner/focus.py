@@ -19,6 +19,7 @@ from remote.core.locate.ui_tree import UINode, UITree
 from remote.core.records import LocateResult, StepOutcome, SuggestionAction, VerifyResult
 
 BBox = tuple[int, int, int, int]
+METHOD = "focus-tree"   # the verdict's method in the record: `remote replay` re-makes it from the two trees
 
 
 def focus_on_tree(before: Screen, after: Screen, loc: LocateResult, keyboard: bool) -> VerifyResult | None:
@@ -33,11 +34,11 @@ def focus_on_tree(before: Screen, after: Screen, loc: LocateResult, keyboard: bo
     sign = "; the keyboard is up" if keyboard else ""
     label = focused.label or focused.resource_id or focused.class_name
     if _overlap(focused.bounds, tapped) or not _there(tree_before, focused) or _gone(tree_before, tree_after, tapped):
-        return VerifyResult(True, 0.9, matches_expected=True, screen_changed=True, method="tree",
+        return VerifyResult(True, 0.9, matches_expected=True, screen_changed=True, method=METHOD,
                             outcome=StepOutcome.SUCCEEDED, suggestion=SuggestionAction.CONTINUE,
                             change_description=f"the tree shows the field {label!r} focused for the next step's "
                                                f"typing{sign}"[:200])
-    return VerifyResult(False, 0.9, matches_expected=False, screen_changed=True, method="tree",
+    return VerifyResult(False, 0.9, matches_expected=False, screen_changed=True, method=METHOD,
                         outcome=StepOutcome.WRONG_PAGE, suggestion=SuggestionAction.RETRY,
                         change_description=f"the tap focused another field ({label!r} at {list(focused.bounds)}), "
                                            f"while the tapped element at {list(tapped)} is still there{sign}"[:200])

@@ -24,7 +24,9 @@ from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.locate.ui_tree import UITreeError
 from remote.core.record.report import MAX_DUMP_BYTES, inside, load_record
+from remote.core.records import LocateResult, UIElement
 from remote.errors import BadInput
+from remote.runner import focus
 from remote.runner.looking import again as look_again
 
 logger = logging.getLogger(__name__)
@@ -231,10 +233,25 @@ def _decisions(run_dir: Path, step: _Step, locator: HybridLocator, verifier: Any
         out.append(_locate_decision(step, screen, locator))
     out += _looks(run_dir, step, locator)
     after = _image(run_dir, step.files.get("after"))
-    if before is not None and after is not None and step.verified["method"] in ("pixel", "tree"):
+    if before is not None and after is not None and step.verified["method"] == focus.METHOD:
+        out.append(_focus_decision(run_dir, step, before, after))
+    elif before is not None and after is not None and step.verified["method"] in ("pixel", "tree"):
         again = verifier.classify(before, after, hierarchy_before=_xml(run_dir, step.files.get("before_xml")),
                                   hierarchy_after=_xml(run_dir, step.files.get("after_xml")),
                                   expected=step.expected)
         rec = step.verified["outcome"]
         out.append(Decision(step.n, "verify", rec, again.outcome.value, again.outcome.value != rec))
     return out
+
+
+def _focus_decision(run_dir: Path, step: _Step, before: Image.Image, after: Image.Image) -> Decision:
+    """A tap the next step typed after, judged on the field the tree after it shows focused (`focus`): made
+    again from the recorded trees and the box the step aimed at (the keyboard was only a further sign)."""
+    box = (step.located or {}).get("bbox")
+    element = UIElement(element_type="", bbox=tuple(box), confidence=1.0) if box else None
+    again = focus.focus_on_tree(Screen(before, _xml(run_dir, step.files.get("before_xml"))),
+                                Screen(after, _xml(run_dir, step.files.get("after_xml"))),
+                                LocateResult(element is not None, element), keyboard=False)
+    replayed = again.outcome.value if again is not None else "no focused field in the recorded trees"
+    recorded = step.verified["outcome"]
+    return Decision(step.n, "verify", recorded, replayed, replayed != recorded)

@@ -87,6 +87,7 @@ class AdbLink:
         self.sleep = sleep
         self.client = NoSpawnClient(host=host, port=port, socket_timeout=socket_timeout)
         self._device: adbutils.AdbDevice | None = None
+        self._found = False     # a phone was found once: one not found later is a lost connection
         self.generation = 0     # shell commands that may have changed the screen, so far (taps, keys, launches)
 
     def resolve(self) -> None:
@@ -116,6 +117,7 @@ class AdbLink:
         # A transport id skips adbutils' extra `host:version` round trip on every command.
         self._device = (self.client.device(transport_id=int(tid)) if tid and tid.isdigit()
                         else self.client.device(self.serial))
+        self._found = True
 
     def _pick(self) -> adbutils.AdbDeviceInfo:
         """The listed phone this link means (`states.choose`), with its tags."""
@@ -125,10 +127,22 @@ class AdbLink:
 
     @property
     def device(self) -> adbutils.AdbDevice:
+        """The phone's adbutils device, found again after a reconnect; a phone this link had that is gone
+        now is a lost connection (`DeviceDisconnected`), as the bounded reconnects of `guard` say."""
         if self._device is None:
-            self.resolve()
+            try:
+                self.resolve()
+            except DeviceNotFound as exc:
+                if not self._found:
+                    raise
+                raise self._lost(exc) from exc
         assert self._device is not None
         return self._device
+
+    def _lost(self, last: BaseException | None) -> DeviceDisconnected:
+        return DeviceDisconnected(f"lost the connection to {self.serial or 'the device'}: {last}", serial=self.serial,
+                                  hint="check the USB cable or Wi-Fi, then `python -m remote devices`; for Wi-Fi "
+                                       "ADB run `adb connect IP:PORT` again")
 
     def guard(self, fn: Callable[[], T], *, retry: bool = True) -> T:
         """Run ``fn``; map foreign errors to ours, reconnecting a bounded number of times (``retry``; without
@@ -167,10 +181,7 @@ class AdbLink:
                                last, attempt + 1, self.reconnect_attempts)
         if not server_answers(self.host, self.port):
             raise no_server(self.host, self.port) from last
-        raise DeviceDisconnected(f"lost the connection to {self.serial or 'the device'}: {last}",
-                                 serial=self.serial,
-                                 hint="check the USB cable or Wi-Fi, then `python -m remote devices`; for Wi-Fi "
-                                      "ADB run `adb connect IP:PORT` again") from last
+        raise self._lost(last) from last
 
     def service(self, service: str, timeout: float | None = None, *, retry: bool = True) -> bytearray:
         """Open a device service (``shell:…``, ``exec:…``) and read its output until it closes."""
