@@ -33,6 +33,7 @@ from typing import Any
 
 from remote.core.device.transport import AdbLink
 from remote.core.device.tree_server import TreeServer, TreeServerError, Trouble
+from remote.errors import DeviceError
 
 logger = logging.getLogger(__name__)
 STALE_REREADS, STALE_PAUSE_S = 2, 0.05
@@ -144,6 +145,8 @@ class FastTree:
                 self._start()
             except TreeServerError:      # --tree server: the state is OFF and the first read raises it
                 pass
+            except DeviceError as exc:   # the link itself: still not started, the first read meets it and says it
+                logger.info("the tree server did not start ahead: %s", exc.message)
 
         self._warming = threading.Thread(target=start, name="u2-start", daemon=True)
         self._warming.start()
