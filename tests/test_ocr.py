@@ -162,6 +162,18 @@ def test_every_session_runs_on_the_cores_available_with_threads_that_do_not_spin
     assert engine.workers == ocr.cores() and (engine.lines_pool is not None) == (ocr.cores() > 1)
 
 
+def test_the_detectors_input_is_rapidocrs_own_normalized_in_one_float32_pass(engine):
+    bgr = np.ascontiguousarray(np.asarray(_screen(LABELS).resize((736, 1636)))[:, :, ::-1])
+    for det in (engine.first_det, engine.rapid.text_det):
+        assert isinstance(det.get_preprocess(1636), ocr._BlobPreprocess)
+    own = type(engine.rapid.text_det).get_preprocess(engine.rapid.text_det, 1636)   # RapidOCR's, float64
+    ours, theirs = ocr._BlobPreprocess(own)(bgr), own(bgr)
+    assert ours.shape == theirs.shape == (1, 3, 1632, 736) and ours.dtype == theirs.dtype == np.float32
+    assert np.abs(ours - theirs).max() < 1e-6   # float rounding only
+    with pytest.raises(ValueError, match="one scale"):   # a normalization it cannot do in one pass: RapidOCR's kept
+        ocr._BlobPreprocess(SimpleNamespace(mean=[0.5, 0.5, 0.5], std=[0.2, 0.5, 0.5], resize=None))
+
+
 def test_lines_read_side_by_side_are_split_by_their_width_and_answered_in_order():
     seen: list[list[int]] = []
 
