@@ -7,10 +7,11 @@ once per process (:func:`get_engine`). The detectors run onnxruntime on every co
 may use (:func:`cores`) with threads that sleep, not spin, while they wait
 (:func:`session_options`: spinning threads were 1.5x slower beside other work); the recognizer
 reads each line alone (a batch pads every line to the widest: 15 % slower), the lines split into
-one group per core read side by side (:func:`_read_lines`), one onnxruntime thread each: on 2
-cores a reading took 1100 ms instead of 1411 beside one other busy process, 1535 instead of 1896
-beside two, the same lines read (docs/locator.md, "OCR"). The detector's input is normalized by
-OpenCV in one float32 pass (:class:`_BlobPreprocess`), not RapidOCR's float64 numpy: ~60 ms less.
+one group per core read side by side (:func:`_read_lines`), one onnxruntime thread each. The
+detector's input is normalized by OpenCV in one float32 pass (:class:`_BlobPreprocess`), not
+RapidOCR's float64 numpy. Each change reads the same lines; on 2 cores shared with other work they
+made a reading faster in every interleaved run but the most loaded one (docs/locator.md, "Speed
+(issue 37)"; ``bench/ocr_speed_ab.py``).
 
 The first reading's detector keeps onnxruntime's memory arena (RapidOCR turns it off):
 allocating its buffers afresh for every screen cost 15-20 % of a reading (interleaved, one
@@ -71,6 +72,7 @@ BOX_THRESH = 0.3        # detector boxes scoring less are dropped (RapidOCR's de
 # The recognizer pads each line to at least this width (RapidOCR: 320). On the tuning part 28 % of its
 # work was padding short lines (counters, names); 96 reads as many lines right and costs 20 % less.
 REC_MIN_WIDTH = 96
+REC_HEIGHT = 48   # the recognizer's input height (PP-OCRv4's)
 READINGS = ("first", "second")
 # A closer look (:func:`read_regions`): the rows around a near miss or an unsure hit, read again with the
 # crop enlarged so its lines are about this tall (at most 3x), detector and recognizer both.
@@ -152,7 +154,7 @@ def _blob_preprocess(det: Any) -> None:
 def _own_sessions(rapid: Any, threads: int) -> Any:
     """Put the tier's own onnxruntime sessions (:func:`session_options`) into RapidOCR's detector and
     recognizer, and return the first reading's detector: a copy of RapidOCR's whose session keeps its
-    memory arena. The recognizer runs one thread per line (:func:`_read_lines` reads lines side by
+    memory arena. The recognizer's session has one thread (:func:`_read_lines` reads lines side by
     side). RapidOCR's own sessions, and its detector, where they cannot be built (a RapidOCR whose
     layout changed: slower, not broken)."""
     try:
@@ -192,7 +194,7 @@ def _build_engine() -> Engine:
     # The detector is given inputs already sized (limit "max" far above any screen): no resize of its own.
     other = {} if _rec_model is None else {"rec_model_path": _rec_model[0], "rec_keys_path": _rec_model[1]}
     rapid = RapidOCR(use_cls=False, text_score=TEXT_SCORE, det_box_thresh=BOX_THRESH, det_limit_type="max",
-                     det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, 48, REC_MIN_WIDTH],
+                     det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, REC_HEIGHT, REC_MIN_WIDTH],
                      intra_op_num_threads=1, inter_op_num_threads=1, **other)
     try:
         glyphs = frozenset(c for c in rapid.text_rec.postprocess_op.character if len(c) == 1)
@@ -311,7 +313,7 @@ def _read_lines(engine: Engine, crops: list[np.ndarray]) -> list[Any]:
         return list(rec(crops, True)[0])
     groups: list[list[int]] = [[] for _ in range(min(engine.workers, len(crops)))]
     work = [0.0] * len(groups)
-    cost = [max(REC_MIN_WIDTH, 48 * c.shape[1] / max(1, c.shape[0])) for c in crops]
+    cost = [max(REC_MIN_WIDTH, REC_HEIGHT * c.shape[1] / max(1, c.shape[0])) for c in crops]
     for i in sorted(range(len(crops)), key=lambda i: -cost[i]):   # the widest first, to the least busy
         g = work.index(min(work))
         groups[g].append(i)
