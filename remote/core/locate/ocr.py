@@ -9,9 +9,9 @@ may use (:func:`cores`) with threads that sleep, not spin, while they wait
 reads each line alone (a batch pads every line to the widest: 15 % slower), the lines split into
 one group per core read side by side (:func:`_read_lines`), one onnxruntime thread each. The
 detector's input is normalized by OpenCV in one float32 pass (:class:`_BlobPreprocess`), not
-RapidOCR's float64 numpy. Each change reads the same lines; on 2 cores shared with other work they
-made a reading faster in every interleaved run but the most loaded one (docs/locator.md, "Speed
-(issue 37)"; ``bench/ocr_speed_ab.py``).
+RapidOCR's float64 numpy. Each change reads the same lines; on 2 cores they make a reading faster
+while a core is free or partly free, and 8-10 % slower when other work takes both (docs/locator.md,
+"Speed (issue 37)"; ``bench/ocr_speed_ab.py``).
 
 The first reading's detector keeps onnxruntime's memory arena (RapidOCR turns it off):
 allocating its buffers afresh for every screen cost 15-20 % of a reading (interleaved, one
