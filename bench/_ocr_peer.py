@@ -1,9 +1,10 @@
 """The OCR bench's peer: RapidOCR with its own defaults, as a user of the engine alone would run it.
 
 ``RapidOCR()`` as shipped (detector input 736 px on the shorter side, text score 0.5, the angle
-classifier on, recognition in batches of 6) but for its thread count, set as the product's (half the
-cores, one inter-op thread: on a loaded 2-core machine the shipped "every core" spins and measures
-the load, not the work), one reading of the whole screenshot per screen, and
+classifier on, recognition in batches of 6) but for its onnxruntime sessions' threads, set as the
+product's detector's (``ocr.session_options``: every core, threads that sleep while they wait; the
+shipped threads spin, and on a loaded 2-core machine measure the load, not the work), one reading
+of the whole screenshot per screen, and
 the plainest use of its lines: a ``text:LABEL`` is found where a line reads exactly the label
 (compared without whitespace, case- and width-folded: NFKC), tapped at that line's centre. Several
 such lines are judged as the product's rivals are: every one on a node showing the label is
@@ -15,7 +16,6 @@ label (or its clickable target) is a hit, elsewhere wrong.
 
 from __future__ import annotations
 
-import os
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from remote.core.locate import ocr
 from remote.core.records import LocateResult, UIElement
 
 _engine: Any = None
@@ -31,9 +32,18 @@ _engine: Any = None
 def engine() -> Any:
     global _engine
     if _engine is None:
+        import onnxruntime as ort
         from rapidocr_onnxruntime import RapidOCR
-        threads = max(1, (os.cpu_count() or 2) // 2)   # as remote.core.locate.ocr's engine
-        _engine = RapidOCR(intra_op_num_threads=threads, inter_op_num_threads=1)   # else as shipped
+        from rapidocr_onnxruntime.main import DEFAULT_CFG_PATH
+        from rapidocr_onnxruntime.utils import read_yaml, update_model_path
+
+        rapid = RapidOCR()   # as shipped, but for the threads of its three sessions:
+        models = update_model_path(read_yaml(DEFAULT_CFG_PATH))
+        opts = ocr.session_options(ocr.cores(), arena=False)   # RapidOCR keeps no arena either
+        for part, holder in (("Det", rapid.text_det.infer), ("Cls", rapid.text_cls.infer), ("Rec", rapid.text_rec.session)):
+            holder.session = ort.InferenceSession(models[part]["model_path"], sess_options=opts,
+                                                  providers=["CPUExecutionProvider"])
+        _engine = rapid
     return _engine
 
 

@@ -2,8 +2,10 @@
 
 import importlib.metadata
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from remote.cli import main
@@ -139,7 +141,7 @@ def test_read_text_boxes_in_device_pixels(engine):
 def test_the_first_readings_detector_is_the_same_model_with_its_arena_kept(engine):
     img = _screen(LABELS)
     assert engine.first_det.infer.session.get_session_options().enable_cpu_mem_arena
-    plain = ocr.Engine(engine.rapid, engine.rapid.text_det)   # RapidOCR's own detector: no arena
+    plain = ocr.Engine(engine.rapid, engine.rapid.text_det)   # RapidOCR's own detector: no arena, lines one by one
     assert not engine.rapid.text_det.infer.session.get_session_options().enable_cpu_mem_arena
     timing: dict[str, float] = {}
     boxes = ocr.read_text(img, engine=engine, timing=timing)
@@ -147,7 +149,51 @@ def test_the_first_readings_detector_is_the_same_model_with_its_arena_kept(engin
     assert timing["lines"] == len(LABELS) == len(boxes) and timing["det_ms"] > 0 and timing["rec_ms"] > 0
 
 
-def test_a_rapidocr_of_another_layout_keeps_its_own_detector(caplog):
+def test_every_session_runs_on_the_cores_available_with_threads_that_do_not_spin(engine):
+    # The detectors use every core the process may run on; the recognizer one thread per line, the
+    # lines read side by side (a pool of one thread per core), so no onnxruntime thread waits spinning.
+    sessions = {"first det": (engine.first_det.infer.session, ocr.cores()),
+                "det": (engine.rapid.text_det.infer.session, ocr.cores()),
+                "rec": (engine.rapid.text_rec.session.session, 1)}
+    for name, (session, threads) in sessions.items():
+        opts = session.get_session_options()
+        assert opts.intra_op_num_threads == threads and opts.inter_op_num_threads == 1, name
+        assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0", name
+    assert engine.workers == ocr.cores() and (engine.lines_pool is not None) == (ocr.cores() > 1)
+
+
+def test_the_detectors_input_is_rapidocrs_own_normalized_in_one_float32_pass(engine):
+    bgr = np.ascontiguousarray(np.asarray(_screen(LABELS).resize((736, 1636)))[:, :, ::-1])
+    for det in (engine.first_det, engine.rapid.text_det):
+        assert isinstance(det.get_preprocess(1636), ocr._BlobPreprocess)
+    own = type(engine.rapid.text_det).get_preprocess(engine.rapid.text_det, 1636)   # RapidOCR's, float64
+    ours, theirs = ocr._BlobPreprocess(own)(bgr), own(bgr)
+    assert ours.shape == theirs.shape == (1, 3, 1632, 736) and ours.dtype == theirs.dtype == np.float32
+    assert np.abs(ours - theirs).max() < 1e-6   # float rounding only
+    with pytest.raises(ValueError, match="one scale"):   # a normalization it cannot do in one pass: RapidOCR's kept
+        ocr._BlobPreprocess(SimpleNamespace(mean=[0.5, 0.5, 0.5], std=[0.2, 0.5, 0.5], resize=None))
+
+
+def test_lines_read_side_by_side_are_split_by_their_width_and_answered_in_order():
+    seen: list[list[int]] = []
+
+    def rec(crops, word_boxes):   # answers each crop with its width, as RapidOCR's recognizer answers a line
+        assert word_boxes
+        seen.append([c.shape[1] for c in crops])
+        return [(str(c.shape[1]), 1.0) for c in crops], 0.0
+
+    widths = [900, 60, 400, 48, 500, 30]
+    crops = [np.zeros((48, w, 3), np.uint8) for w in widths]
+    with ThreadPoolExecutor(2) as pool:
+        engine = ocr.Engine(SimpleNamespace(text_rec=rec), None, frozenset(), pool, 2)
+        lines = ocr._read_lines(engine, crops)
+    assert [line[0] for line in lines] == [str(w) for w in widths]   # each answer at its crop's place
+    # Two groups of about equal work: a line costs its width at 48 px high, at least 96 (the padding).
+    assert sorted(map(sorted, seen)) == [[30, 60, 900], [48, 400, 500]]   # 900+96+96 beside 500+400+96
+    assert ocr._read_lines(ocr.Engine(SimpleNamespace(text_rec=rec), None), crops[:1])[0][0] == "900"
+
+
+def test_a_rapidocr_of_another_layout_keeps_its_own_sessions(caplog):
     # A RapidOCR whose detector has no session where this one has it: slower, not unavailable.
     class Detector:
         pass
@@ -155,8 +201,8 @@ def test_a_rapidocr_of_another_layout_keeps_its_own_detector(caplog):
     class Rapid:
         text_det = Detector()
 
-    assert ocr._arena_detector(Rapid(), 1) is Rapid.text_det
-    assert "keeps no memory arena" in caplog.text
+    assert ocr._own_sessions(Rapid(), 1) is Rapid.text_det
+    assert "RapidOCR's own sessions kept" in caplog.text
 
 
 def test_a_text_not_on_the_screen_is_absent_after_one_reading(engine):

@@ -3,11 +3,15 @@
 A reading finds the text lines on a resized copy of the screenshot (the detector) and
 reads each line from the full-resolution screenshot (the recognizer sees every glyph at
 the size the phone drew it). The engine is slow to build (~1 s), so it is made lazily,
-once per process (:func:`get_engine`), with onnxruntime on half the cores and
-recognition one line at a time (a batch pads every line to the widest: 15 % slower).
-On a 2-core machine that is one thread: onnxruntime's threads spin while they wait, so
-two of them are 1.6x faster on an idle machine but 1.5x slower beside other work (load
-3; measured interleaved, one process), where one thread is steady.
+once per process (:func:`get_engine`). The detectors run onnxruntime on every core the process
+may use (:func:`cores`) with threads that sleep, not spin, while they wait
+(:func:`session_options`: spinning threads were 1.5x slower beside other work); the recognizer
+reads each line alone (a batch pads every line to the widest: 15 % slower), the lines split into
+one group per core read side by side (:func:`_read_lines`), one onnxruntime thread each. The
+detector's input is normalized by OpenCV in one float32 pass (:class:`_BlobPreprocess`), not
+RapidOCR's float64 numpy. Each change reads the same lines; on 2 cores they make a reading faster
+while a core is free or partly free, and 8-10 % slower when other work takes both (docs/locator.md,
+"Speed (issue 37)"; ``bench/ocr_speed_ab.py``).
 
 The first reading's detector keeps onnxruntime's memory arena (RapidOCR turns it off):
 allocating its buffers afresh for every screen cost 15-20 % of a reading (interleaved, one
@@ -41,6 +45,7 @@ import logging
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +72,7 @@ BOX_THRESH = 0.3        # detector boxes scoring less are dropped (RapidOCR's de
 # The recognizer pads each line to at least this width (RapidOCR: 320). On the tuning part 28 % of its
 # work was padding short lines (counters, names); 96 reads as many lines right and costs 20 % less.
 REC_MIN_WIDTH = 96
+REC_HEIGHT = 48   # the recognizer's input height (PP-OCRv4's)
 READINGS = ("first", "second")
 # A closer look (:func:`read_regions`): the rows around a near miss or an unsure hit, read again with the
 # crop enlarged so its lines are about this tall (at most 3x), detector and recognizer both.
@@ -90,45 +96,113 @@ class Engine:
     rapid: Any
     first_det: Any
     glyphs: frozenset[str] = frozenset()   # the characters its recognizer can name (empty: not known)
+    lines_pool: ThreadPoolExecutor | None = None   # recognizes lines side by side (None: one at a time)
+    workers: int = 1                               # the pool's threads
 
 
-def _arena_detector(rapid: Any, threads: int) -> Any:
-    """A copy of RapidOCR's detector whose onnxruntime session keeps its memory arena; RapidOCR's own
-    detector when that cannot be built (a RapidOCR whose layout changed: slower, not broken)."""
+def cores() -> int:
+    """The cores this process may run on: its CPU affinity (a container's or ``taskset``'s limit shows
+    there, not in ``os.cpu_count``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:   # no affinity on this platform (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
+def session_options(threads: int, *, arena: bool) -> Any:
+    """onnxruntime's options for one of the tier's sessions: ``threads`` intra-op threads that sleep
+    when they have nothing to do (``session.intra_op.allow_spinning`` "0", onnxruntime's threading
+    docs: a spinning thread holds its core while it waits, which beside other work is time taken from
+    it), sequential execution, all graph optimizations; ``arena``: keep the memory arena."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.enable_cpu_mem_arena = arena
+    opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return opts
+
+
+class _BlobPreprocess:
+    """RapidOCR's detector preprocessing -- its resize to a multiple of 32, then ``(x / 255 - mean) / std``
+    per channel, channels first -- with the normalization done by OpenCV (``cv2.dnn.blobFromImage``) in
+    one float32 pass: RapidOCR computes it in float64 through four numpy passes, ~60 ms of a 1080x2340
+    reading (cProfile). The input differs by float rounding only (at most 1.2e-7)."""
+
+    def __init__(self, rapid_pre: Any) -> None:
+        mean, std = np.asarray(rapid_pre.mean, dtype=np.float64), np.asarray(rapid_pre.std, dtype=np.float64)
+        if mean.shape != (3,) or std.shape != (3,) or not np.all(std == std[0]):
+            raise ValueError(f"detector normalization mean {mean}, std {std}: not one scale for every channel")
+        self.resize = rapid_pre.resize
+        self.mean, self.scale = tuple(float(m) * 255 for m in mean), 1 / (255 * float(std[0]))
+
+    def __call__(self, img: np.ndarray) -> np.ndarray | None:
+        resized = self.resize(img)
+        return None if resized is None else cv2.dnn.blobFromImage(resized, self.scale, mean=self.mean)
+
+
+def _blob_preprocess(det: Any) -> None:
+    """Give ``det`` (a RapidOCR detector) :class:`_BlobPreprocess`; checked once here, so a RapidOCR whose
+    layout changed fails at build time (its own preprocessing kept), never in a reading."""
+    own = det.get_preprocess
+    _BlobPreprocess(own(736))
+    det.get_preprocess = lambda max_wh: _BlobPreprocess(own(max_wh))
+
+
+def _own_sessions(rapid: Any, threads: int) -> Any:
+    """Put the tier's own onnxruntime sessions (:func:`session_options`) into RapidOCR's detector and
+    recognizer, and return the first reading's detector: a copy of RapidOCR's whose session keeps its
+    memory arena. The recognizer's session has one thread (:func:`_read_lines` reads lines side by
+    side). RapidOCR's own sessions, and its detector, where they cannot be built (a RapidOCR whose
+    layout changed: slower, not broken)."""
     try:
         import onnxruntime as ort
         from rapidocr_onnxruntime.main import DEFAULT_CFG_PATH
         from rapidocr_onnxruntime.utils import read_yaml, update_model_path
 
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 4
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+        models = update_model_path(read_yaml(DEFAULT_CFG_PATH))
+        det_path = models["Det"]["model_path"]
+        rec_path = _rec_model[0] if _rec_model is not None else models["Rec"]["model_path"]
+
+        def session(path: str, n: int, arena: bool) -> Any:
+            return ort.InferenceSession(path, sess_options=session_options(n, arena=arena),
+                                        providers=["CPUExecutionProvider"])
+
         det = copy.copy(rapid.text_det)
         det.infer = copy.copy(rapid.text_det.infer)
-        det.infer.session = ort.InferenceSession(update_model_path(read_yaml(DEFAULT_CFG_PATH))["Det"]["model_path"],
-                                                 sess_options=opts, providers=["CPUExecutionProvider"])
-        return det
+        det.infer.session = session(det_path, threads, True)
+        plain_det, rec = session(det_path, threads, False), session(rec_path, 1, False)
+        rapid.text_det.infer.session, rapid.text_rec.session.session = plain_det, rec
     except (ImportError, AttributeError, KeyError, OSError, RuntimeError) as exc:
-        logger.warning("[OCR] the detector keeps no memory arena (%s: %s): readings are ~20 %% slower",
+        logger.warning("[OCR] RapidOCR's own sessions kept (%s: %s): readings are slower",
                        type(exc).__name__, exc)
         return rapid.text_det
+    for d in (det, rapid.text_det):
+        try:
+            _blob_preprocess(d)
+        except (AttributeError, TypeError, ValueError) as exc:
+            logger.warning("[OCR] RapidOCR's detector preprocessing kept (%s: %s)", type(exc).__name__, exc)
+    return det
 
 
 def _build_engine() -> Engine:
     from rapidocr_onnxruntime import RapidOCR
 
-    threads = max(1, (os.cpu_count() or 2) // 2)
+    threads = cores()
     # The detector is given inputs already sized (limit "max" far above any screen): no resize of its own.
     other = {} if _rec_model is None else {"rec_model_path": _rec_model[0], "rec_keys_path": _rec_model[1]}
     rapid = RapidOCR(use_cls=False, text_score=TEXT_SCORE, det_box_thresh=BOX_THRESH, det_limit_type="max",
-                     det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, 48, REC_MIN_WIDTH],
-                     intra_op_num_threads=threads, inter_op_num_threads=1, **other)
+                     det_limit_side_len=100_000, rec_batch_num=1, rec_img_shape=[3, REC_HEIGHT, REC_MIN_WIDTH],
+                     intra_op_num_threads=1, inter_op_num_threads=1, **other)
     try:
         glyphs = frozenset(c for c in rapid.text_rec.postprocess_op.character if len(c) == 1)
     except (AttributeError, TypeError):   # a RapidOCR whose layout changed: every glyph counts as named
         glyphs = frozenset()
-    return Engine(rapid, _arena_detector(rapid, threads), glyphs)
+    first_det = _own_sessions(rapid, threads)
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="ocr-rec") if threads > 1 else None
+    return Engine(rapid, first_det, glyphs, pool, threads)
 
 
 def known_glyphs() -> frozenset[str]:
@@ -206,7 +280,7 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None 
                                                     else cv2.INTER_LINEAR)
     found, _ = (engine.first_det if reading == "first" else engine.rapid.text_det)(small)
     t1 = time.perf_counter()
-    boxes = [] if found is None or len(found) == 0 else _recognize(engine.rapid, bgr, found, (W / w, H / h))
+    boxes = [] if found is None or len(found) == 0 else _recognize(engine, bgr, found, (W / w, H / h))
     if timing is not None:
         timing.update(det_ms=(t1 - t0) * 1000, rec_ms=(time.perf_counter() - t1) * 1000,
                       lines=0 if found is None else len(found))
@@ -227,13 +301,37 @@ def _char_info(line: Any, text: str) -> tuple[tuple[float, ...], tuple[float, ..
     return chars, tuple(min(1.0, (c + 0.5) / width) for c in cols)
 
 
-def _recognize(rapid: Any, bgr: np.ndarray, found: Any, back_scale: tuple[float, float]) -> list[TextBox]:
+def _read_lines(engine: Engine, crops: list[np.ndarray]) -> list[Any]:
+    """The recognizer's answer for each crop, in order, with each character's confidence and column (CTC
+    decoding: word boxes). With a pool the lines are split into one group per worker, of about equal
+    work (a line costs its width at the recognizer's height, at least ``REC_MIN_WIDTH``), and the
+    groups read side by side, one onnxruntime thread each: every line is still read alone, as it
+    would be one after another, so the answer is the same."""
+    rec = engine.rapid.text_rec
+    pool = engine.lines_pool
+    if pool is None or len(crops) < 2:
+        return list(rec(crops, True)[0])
+    groups: list[list[int]] = [[] for _ in range(min(engine.workers, len(crops)))]
+    work = [0.0] * len(groups)
+    cost = [max(REC_MIN_WIDTH, REC_HEIGHT * c.shape[1] / max(1, c.shape[0])) for c in crops]
+    for i in sorted(range(len(crops)), key=lambda i: -cost[i]):   # the widest first, to the least busy
+        g = work.index(min(work))
+        groups[g].append(i)
+        work[g] += cost[i]
+    lines: list[Any] = [None] * len(crops)
+    for group, answer in zip(groups, pool.map(lambda g: rec([crops[i] for i in g], True)[0], groups), strict=True):
+        for i, line in zip(group, answer, strict=True):
+            lines[i] = line
+    return lines
+
+
+def _recognize(engine: Engine, bgr: np.ndarray, found: Any, back_scale: tuple[float, float]) -> list[TextBox]:
     """The detected quads (detector pixels) read on crops of the full-resolution ``bgr``."""
+    rapid = engine.rapid
     H, W = bgr.shape[:2]
     back = np.array(back_scale, dtype=np.float32)   # detector pixels -> screenshot pixels
     quads = [np.asarray(q, dtype=np.float32) * back for q in rapid.sorted_boxes(found)]
-    # With word boxes the recognizer also gives each character's own confidence (CTC decoding).
-    lines, _ = rapid.text_rec(rapid.get_crop_img_list(bgr, quads), True)
+    lines = _read_lines(engine, rapid.get_crop_img_list(bgr, quads))
     boxes = []
     for quad, line in zip(quads, lines, strict=True):
         text, score = str(line[0]), float(line[1])
@@ -285,7 +383,7 @@ def read_regions(screenshot: Any, regions: tuple[tuple[int, int, int, int], ...]
         found, _ = engine.rapid.text_det(up)
         if found is None or len(found) == 0:
             continue
-        for b in _recognize(engine.rapid, up, found, (1.0, 1.0)):
+        for b in _recognize(engine, up, found, (1.0, 1.0)):
             bx = b.bbox
             box = (x1 + round(bx[0] / f), y1 + round(bx[1] / f), x1 + round(bx[2] / f), y1 + round(bx[3] / f))
             out.append(TextBox(b.text, box, b.score, b.chars, b.cols))
