@@ -378,6 +378,26 @@ def test_a_schedule_firing_submits_through_the_batch_path(tmp_path, fast_scenari
     assert "2/2 tasks succeeded" in capsys.readouterr().out
 
 
+def test_a_firing_that_finds_no_adb_server_is_skipped_and_the_schedule_goes_on(tmp_path, capsys):
+    """A schedule runs for days: an adb server that is down at one firing skips that firing (said, with what to
+    do), it does not end the schedule (it had printed the error and exited, killed by the next Ctrl-C)."""
+    import socket
+
+    from remote.cli import build_parser
+    from remote.commands.schedule import _fire
+
+    with socket.socket() as s:   # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = write(tmp_path, '- cron: "* * * * *"\n  task: 打开设置\n  device: phone-0\n')
+    args = build_parser().parse_args(["schedule", str(path), "--adb-port", str(port),
+                                      "--runs-dir", str(tmp_path / "runs")])
+    (entry,) = load_schedule(path)
+    _fire(args, [(entry, datetime(2026, 11, 23, 8, 0, tzinfo=UTC))])   # returns: the schedule goes on
+    err = capsys.readouterr().err
+    assert f"not fired: no adb server answers on 127.0.0.1:{port}" in err and "adb start-server" in err
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stop_during_a_firing_ends_that_firing_in_order_and_then_the_schedule(tmp_path, monkeypatch, capsys, sig):
