@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from remote.commands.batch import FleetView, local_phones, report, run_jobs
-from remote.errors import DeviceBusy, DeviceError, ExitCode
+from remote.errors import DeviceError, ExitCode
 from remote.fleet.files import BatchEntry, ScheduleEntry, expand, load_schedule
 from remote.fleet.schedule import Missed, Scheduler
 
@@ -82,11 +82,8 @@ def _fire(args: argparse.Namespace, due: list[tuple[ScheduleEntry, datetime]]) -
         with local_phones(args) as phones:   # the phones connected now: one may have been plugged in since
             jobs = expand(entries, [p.serial for p in phones])
             results = run_jobs(jobs, args, phones, view)
-    except DeviceBusy as exc:   # another process drives a phone now: this firing is skipped, the next comes
-        print(f"not fired: {exc.message}", file=sys.stderr, flush=True)
-        return
-    except DeviceError as exc:  # no adb server or no phone now (one may come back): skipped, the next firing tries
-        print(f"not fired: {exc}", file=sys.stderr, flush=True)
+    except DeviceError as exc:  # another process drives a phone, no adb server or no phone now: this firing is
+        print(f"not fired: {exc}", file=sys.stderr, flush=True)   # skipped (with what to do), the next one tries
         return
     report(results, args, source=str(args.file), placement="local", started=started)
 

@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
-from xml.etree import ElementTree
 
 import numpy as np
 from PIL import Image
@@ -40,12 +39,11 @@ from remote.core.device.screen_state import ScreenState
 from remote.core.device.text_input import TextTyper
 from remote.core.device.transport import AdbLink
 from remote.core.records import ScreenshotMetadata
-from remote.errors import ActionError, DeviceError, DumpFailed, SecureScreen
+from remote.errors import ActionError, DeviceError, SecureScreen
 
 __all__ = ["ADBController", "KEYCODES", "keycode"]
 
 logger = logging.getLogger(__name__)
-FIELD_REUSE_S = 5.0       # a dump this recent, with no screen-changing command since, still shows the field
 CMD_INPUT_SDK = 30        # `cmd input` (InputShellCommand, no app_process per call) from Android 11 (R11)
 DOUBLE_TAP_GAP_S = 0.06   # between the taps of a double tap: over 40 ms, under 300 ms (ViewConfiguration)
 
@@ -236,34 +234,8 @@ class ADBController:
         return self.dumper.stats
 
     def focused_text(self, field_reader: FieldRead | None = None) -> str | None:
-        """Text of the focused field, read back from the UI dump (None when nothing is focused).
-
-        An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
-        carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
-        since is read again; when the dump fails, ``field_reader`` (the caller's reader of the field on the
-        screen: OCR in its box) reads it when given and able, else the phone is dumped once more (its retries
-        again), and `DumpFailed` is raised when that fails too.
-        """
-        record = self.dumper.recent(FIELD_REUSE_S)
-        xml = record.xml if record is not None else None
-        if xml is None:
-            try:
-                xml = self.dump_hierarchy()
-            except DumpFailed:
-                logger.warning("UI dump failed: reading the field back from the screenshot")
-                text = field_reader() if field_reader is not None else None
-                if text is not None:
-                    return text
-                # the field's place is unknown (no tree showed it yet): one more round of dumps, else not read,
-                # which is not "nothing focused"
-                xml = self.dump_hierarchy()
-        root = ElementTree.fromstring(xml.encode("utf-8"))
-        focused = [n for n in root.iter("node") if n.get("focused") == "true"]
-        if not focused:
-            return None
-        node = focused[-1]
-        text, hint = node.get("text", ""), node.get("hint")
-        return "" if hint and text == hint else text
+        """Text of the focused field, read back from the UI dump (`dump.UiDumper.focused_text`)."""
+        return self.dumper.focused_text(field_reader)
 
     def wake_and_unlock(self) -> list[str]:
         """Wake the phone and swipe away a lock screen without a PIN; `ScreenLocked` when a PIN is set."""

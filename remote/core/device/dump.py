@@ -21,7 +21,7 @@ callers degrade (the locator to screenshot tiers, a read-back to OCR).
 
 `UiDumper` also remembers the last good dump with the link's ``generation`` when
 it began: while no command that can change the screen has run since, a reader
-that needs only the field's text (typing's read-back before typing) reuses it. One
+that needs only the field's text (typing's read-back before typing, `UiDumper.focused_text`) reuses it. One
 dump runs at a time (a second UiAutomation client is refused: ``already registered``),
 so a dump started beside other work (`remote.runner.capture`) makes the next one wait.
 """
@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+from xml.etree import ElementTree
 
 from remote.errors import DeviceCommandError, DeviceError, DumpFailed
 
@@ -43,6 +44,7 @@ DUMP_PATH = "/data/local/tmp/remote_uidump.xml"
 NULL_ROOT_RETRIES = 4
 RETRY_PAUSE_S = 0.3
 DUMP_TIMEOUT_S = 30.0        # an idle failure alone takes 10 s on a real phone
+FIELD_REUSE_S = 5.0          # a dump this recent, with no screen-changing command since, still shows the field
 
 # Processes that hold UiAutomation, as `ps -A` names them, and what to call them.
 HOLDERS: dict[str, str] = {
@@ -209,6 +211,36 @@ class UiDumper:
             return None
         self.stats.reused += count
         return last
+
+    def focused_text(self, field_reader: Callable[[], str | None] | None = None) -> str | None:
+        """Text of the focused field, read back from the UI dump (None when nothing is focused).
+
+        An empty field's dump shows its hint as its text (``getTextForAccessibility``); when the dump also
+        carries the hint (newer Androids), that text is read as empty. A recent dump that nothing has changed
+        since is read again; when the dump fails, ``field_reader`` (the caller's reader of the field on the
+        screen: OCR in its box) reads it when given and able, else the phone is dumped once more (its retries
+        again), and `DumpFailed` is raised when that fails too.
+        """
+        record = self.recent(FIELD_REUSE_S)
+        xml = record.xml if record is not None else None
+        if xml is None:
+            try:
+                xml = self.dump()
+            except DumpFailed:
+                logger.warning("UI dump failed: reading the field back from the screenshot")
+                text = field_reader() if field_reader is not None else None
+                if text is not None:
+                    return text
+                # the field's place is unknown (no tree showed it yet): one more round of dumps, else not read,
+                # which is not "nothing focused"
+                xml = self.dump()
+        root = ElementTree.fromstring(xml.encode("utf-8"))
+        focused = [n for n in root.iter("node") if n.get("focused") == "true"]
+        if not focused:
+            return None
+        node = focused[-1]
+        text, hint = node.get("text", ""), node.get("hint")
+        return "" if hint and text == hint else text
 
     def _once(self, compressed: bool) -> str:
         flag = " --compressed" if compressed else ""
