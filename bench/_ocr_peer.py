@@ -32,17 +32,11 @@ _engine: Any = None
 def engine() -> Any:
     global _engine
     if _engine is None:
-        import onnxruntime as ort
         from rapidocr_onnxruntime import RapidOCR
-        from rapidocr_onnxruntime.main import DEFAULT_CFG_PATH
-        from rapidocr_onnxruntime.utils import read_yaml, update_model_path
 
-        rapid = RapidOCR()   # as shipped, but for the threads of its three sessions:
-        models = update_model_path(read_yaml(DEFAULT_CFG_PATH))
-        opts = ocr.session_options(ocr.cores(), arena=False)   # RapidOCR keeps no arena either
+        rapid = RapidOCR()   # as shipped, but for the threads of its three sessions (no arena, as RapidOCR's):
         for part, holder in (("Det", rapid.text_det.infer), ("Cls", rapid.text_cls.infer), ("Rec", rapid.text_rec.session)):
-            holder.session = ort.InferenceSession(models[part]["model_path"], sess_options=opts,
-                                                  providers=["CPUExecutionProvider"])
+            holder.session = ocr.inference_session(part, ocr.cores())
         _engine = rapid
     return _engine
 

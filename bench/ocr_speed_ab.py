@@ -37,12 +37,9 @@ from remote.core.locate import ocr  # noqa: E402
 
 def before(now: ocr.Engine) -> ocr.Engine:
     """``now`` with one onnxruntime thread per session, lines read one by one, RapidOCR's preprocessing."""
-    import onnxruntime as ort
-
     def one_thread(session: object) -> object:
-        path = session._model_path   # type: ignore[attr-defined]
-        opts = ocr.session_options(1, arena=session.get_session_options().enable_cpu_mem_arena)  # type: ignore[attr-defined]
-        return ort.InferenceSession(path, sess_options=opts, providers=["CPUExecutionProvider"])
+        arena = session.get_session_options().enable_cpu_mem_arena  # type: ignore[attr-defined]
+        return ocr.inference_session(session._model_path, 1, arena=arena)  # type: ignore[attr-defined]
 
     rapid = copy.copy(now.rapid)
     rapid.text_rec = copy.copy(rapid.text_rec)

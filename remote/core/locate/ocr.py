@@ -125,6 +125,20 @@ def session_options(threads: int, *, arena: bool) -> Any:
     return opts
 
 
+def inference_session(model: str, threads: int, *, arena: bool = False) -> Any:
+    """An onnxruntime session with :func:`session_options`, of ``model``: an ONNX file, or one of the models
+    RapidOCR ships ("Det", "Cls", "Rec"); the tier's sessions and the bench's peer are built alike."""
+    import onnxruntime as ort
+
+    if model in ("Det", "Cls", "Rec"):
+        from rapidocr_onnxruntime.main import DEFAULT_CFG_PATH
+        from rapidocr_onnxruntime.utils import read_yaml, update_model_path
+
+        model = update_model_path(read_yaml(DEFAULT_CFG_PATH))[model]["model_path"]
+    return ort.InferenceSession(model, sess_options=session_options(threads, arena=arena),
+                                providers=["CPUExecutionProvider"])
+
+
 class _BlobPreprocess:
     """RapidOCR's detector preprocessing -- its resize to a multiple of 32, then ``(x / 255 - mean) / std``
     per channel, channels first -- with the normalization done by OpenCV (``cv2.dnn.blobFromImage``) in
@@ -158,23 +172,13 @@ def _own_sessions(rapid: Any, threads: int) -> Any:
     side). RapidOCR's own sessions, and its detector, where they cannot be built (a RapidOCR whose
     layout changed: slower, not broken)."""
     try:
-        import onnxruntime as ort
-        from rapidocr_onnxruntime.main import DEFAULT_CFG_PATH
-        from rapidocr_onnxruntime.utils import read_yaml, update_model_path
-
-        models = update_model_path(read_yaml(DEFAULT_CFG_PATH))
-        det_path = models["Det"]["model_path"]
-        rec_path = _rec_model[0] if _rec_model is not None else models["Rec"]["model_path"]
-
-        def session(path: str, n: int, arena: bool) -> Any:
-            return ort.InferenceSession(path, sess_options=session_options(n, arena=arena),
-                                        providers=["CPUExecutionProvider"])
-
+        rec_model = _rec_model[0] if _rec_model is not None else "Rec"
+        first, plain = inference_session("Det", threads, arena=True), inference_session("Det", threads)
+        rec = inference_session(rec_model, 1)
         det = copy.copy(rapid.text_det)
         det.infer = copy.copy(rapid.text_det.infer)
-        det.infer.session = session(det_path, threads, True)
-        plain_det, rec = session(det_path, threads, False), session(rec_path, 1, False)
-        rapid.text_det.infer.session, rapid.text_rec.session.session = plain_det, rec
+        det.infer.session = first
+        rapid.text_det.infer.session, rapid.text_rec.session.session = plain, rec
     except (ImportError, AttributeError, KeyError, OSError, RuntimeError) as exc:
         logger.warning("[OCR] RapidOCR's own sessions kept (%s: %s): readings are slower",
                        type(exc).__name__, exc)
