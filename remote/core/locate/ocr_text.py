@@ -143,11 +143,17 @@ def hit_raw(h: TextHit) -> float:
     return h.similarity * min(1.0, 0.1 + h.box.score)
 
 
+def sure(hits: list[TextHit]) -> bool:
+    """Whether one of ``hits`` is a sure kind the recognizer was sure of (an exact "3.0" read at 0.4 is a
+    guess, never tapped)."""
+    return any(h.kind in SURE_KINDS and calibrate("ocr", hit_raw(h)) >= ACCEPT for h in hits)
+
+
 def unsure(hits: list[TextHit]) -> bool:
-    """Whether ``hits`` deserve a closer look (``ocr.read_regions``): no sure hit the recognizer was sure
-    of (an exact "3.0" read at 0.4 is a guess, never tapped), but something like the target: a sure hit
-    read with too little confidence, or a near miss (:func:`wants_second_reading`)."""
-    if any(h.kind in SURE_KINDS and calibrate("ocr", hit_raw(h)) >= ACCEPT for h in hits):
+    """Whether ``hits`` deserve a closer look (``ocr.read_regions``): no :func:`sure` hit, but something
+    like the target: a sure hit read with too little confidence, or a near miss
+    (:func:`wants_second_reading`)."""
+    if sure(hits):
         return False
     return any(h.kind in SURE_KINDS for h in hits) or wants_second_reading(hits)
 

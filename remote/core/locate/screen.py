@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 from remote.core.device.capture import to_pil
-from remote.core.locate import features, matching, ocr
+from remote.core.locate import features, matching, ocr, ocr_namer
 from remote.core.locate.pyramid import Pyramid, gray_pyramid
 from remote.core.locate.ui_tree import UITree, UITreeError, parse_hierarchy
 
@@ -38,6 +38,7 @@ class Screen:
         self._tree: UITree | None = None
         self._tree_error = tree_error
         self._texts: dict[str, list[ocr.TextBox]] = {}
+        self._quads: dict[str, list[np.ndarray]] = {}   # per reading: every line its detector found
         self.ocr_timing: dict[str, dict[str, float]] = {}   # per reading: det_ms, rec_ms, lines (ocr.read_text)
         self._orb: tuple[Any, Any] | None = None
         self._pyramid: Pyramid | None = None
@@ -89,9 +90,18 @@ class Screen:
         asks for only after a near miss."""
         reading = "second" if second else "first"
         if reading not in self._texts:
-            self.ocr_timing[reading] = {}
-            self._texts[reading] = ocr.read_text(self.bgr, reading=reading, timing=self.ocr_timing[reading])
+            self.ocr_timing[reading], self._quads[reading] = {}, []
+            self._texts[reading] = ocr.read_text(self.bgr, reading=reading, timing=self.ocr_timing[reading],
+                                                 quads=self._quads[reading])
         return self._texts[reading]
+
+    def named_boxes(self) -> list[ocr.TextBox]:
+        """The first reading's lines read again by the second recognizer, the one that names Traditional
+        glyphs the first cannot (``ocr_namer.read_named``), once per screen."""
+        if "named" not in self._texts:
+            self.text_boxes()
+            self._texts["named"] = ocr_namer.read_named(self.bgr, self._quads.get("first", []))
+        return self._texts["named"]
 
     def region_boxes(self, regions: tuple[tuple[int, int, int, int], ...]) -> list[ocr.TextBox]:
         """OCR lines of ``regions`` read closer (``ocr.read_regions``), once per set of regions."""
