@@ -186,8 +186,10 @@ def test_real_glyphs_the_recognizer_cannot_name_read_by_the_second_one():
     assert 272 <= res.element.center[0] <= 448 and 1304 <= res.element.center[1] <= 1380
     assert res.element.metadata["match"] == "exact" and "named" in lock.ocr_readings
     # Still refused: a label that only shares its glyphs, and a longer one that contains it.
-    for lookalike in ("緊急撥打", "緊急撥號鍵"):
-        assert not HybridLocator().locate_with_fallback("text:" + lookalike, ["ocr"], lock).success, lookalike
+    for lookalike, said in (("緊急撥打", "1 text(s) read like it ('緊急撥號')"),
+                            ("緊急撥號鍵", "1 text(s) contain it ('緊急撥號')")):
+        res = HybridLocator().locate_with_fallback("text:" + lookalike, ["ocr"], lock)
+        assert not res.success and said in res.error, (lookalike, res.error)
     settings = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-05_100209")
     res = HybridLocator().locate_with_fallback("text:進階", ["ocr"], settings)
     assert res.success and 144 <= res.element.center[0] <= 200 and 748 <= res.element.center[1] <= 786, res.error

@@ -37,9 +37,11 @@ def decide(tier: str, elements: list[UIElement], screen: Screen,
     if best.metadata.get("match") in PARTIAL_MATCHES:
         # Only part of a longer text ("张三" inside "没有找到'张三'相关结果"): a candidate, never tapped unasked.
         shown = ", ".join(repr(e.description[:40]) for e in elements[:3])
+        how = ("contain it" if all(e.metadata.get("match") == "contains" for e in elements)
+               else "read like it" if all(e.metadata.get("match") == "similar" for e in elements)
+               else "contain it or read like it")
         return LocateResult(False, method_used=tier, candidates=elements[:5], failure=LocateFailure.NOT_FOUND,
-                            error=f"{tier}: nothing shows exactly that; {len(elements)} text(s) contain it "
-                                  f"({shown})")
+                            error=f"{tier}: nothing shows exactly that; {len(elements)} text(s) {how} ({shown})")
     best_raw = best.metadata.get("raw_score", 0.0)
     margin = visual_policy.RIVAL_MARGIN if apart else AMBIGUITY_MARGIN
     rivals = [e for e in elements[1:] if e.confidence >= ACCEPT and iou(e.bbox, best.bbox) <= 0.5

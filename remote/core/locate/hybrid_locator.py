@@ -283,7 +283,7 @@ class HybridLocator:
             # glyphs the recognizer cannot name: the lines read by one that names them (ocr_namer)
             named = screen.named_boxes()
             again = ocr.match_text(value, named, known=ocr_namer.glyphs())
-            if ocr_text.better(again, hits) or not hits:
+            if ocr_text.better(again, hits) or not any(h.kind in ocr.SURE_KINDS for h in hits):
                 hits, boxes = again, named
         if ocr_text.unsure(hits):
             regions = ocr.regions_of(hits, screen.size)
