@@ -15,8 +15,7 @@ OpenCC's ``t2s`` changes: the first recognizer has some of them but was trained 
 reads `麥克風` as `克風`) with a line like it read (a Traditional text with nothing like it on the screen
 is most often absent, and is not read twice for that): every line the first reading's detector found on
 that screen -- also those read too unsure to keep, which a glyph without a class makes common -- is read
-again by it, once per screen
-(``Screen.named_boxes``), and the target is matched on those lines with the same rules. A target in
+again by it, once per screen (``Screen.named_boxes``), and the target is matched on those lines with the same rules. A target in
 Simplified Chinese or English never pays for it. Built lazily, once per process; when the package is
 missing or its model cannot be loaded, :func:`get_namer` returns None, the reason is logged once, and the
 tier matches on the first reading alone (the ``unnamed`` rule of ``ocr_text``).
