@@ -44,7 +44,6 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ import cv2
 import numpy as np
 
 from remote.core.coords import image_to_screen
+from remote.core.lazy import Lazy
 from remote.core.locate.image_checks import as_bgr
 from remote.core.locate.ocr_text import (
     NEAR_KINDS,
@@ -81,9 +81,6 @@ REGION_LINE_PX = 64
 REGION_MAX_SCALE = 3.0
 REGION_ROWS = 3   # hits whose rows are read again (the best first)
 
-_engine: Engine | None = None
-_engine_error: str | None = None
-_lock = threading.Lock()
 # Another recognizer (an ONNX model and its character list) in place of the one RapidOCR ships; None: the
 # shipped one (PP-OCRv4, whose 6623 characters lack common Traditional ones: 撥 週 儲 緊 階 尋). Set by
 # :func:`use_recognizer` (the bench's ``--rec-model``, to measure a recognizer installed by hand).
@@ -217,20 +214,15 @@ def known_glyphs() -> frozenset[str]:
     return engine.glyphs if engine is not None else frozenset()
 
 
+# onnxruntime's load errors are RuntimeErrors
+_engine: Lazy[Engine] = Lazy(_build_engine, (ImportError, OSError, RuntimeError),
+                             lambda exc: (f"OCR cannot run in this install ({type(exc).__name__}: {exc}); "
+                                          "reinstall with: pip install -e ."), lambda why: logger.error("[OCR] %s", why))
+
+
 def get_engine() -> Engine | None:
     """The shared RapidOCR engine, or None when it cannot be built (reason in :func:`unavailable_reason`)."""
-    global _engine, _engine_error
-    if _engine is not None or _engine_error is not None:
-        return _engine
-    with _lock:
-        if _engine is None and _engine_error is None:
-            try:
-                _engine = _build_engine()
-            except (ImportError, OSError, RuntimeError) as exc:   # onnxruntime's load errors are RuntimeErrors
-                _engine_error = (f"OCR cannot run in this install ({type(exc).__name__}: {exc}); "
-                                 "reinstall with: pip install -e .")
-                logger.error("[OCR] %s", _engine_error)
-    return _engine
+    return _engine.get()
 
 
 def available() -> bool:
@@ -238,14 +230,12 @@ def available() -> bool:
 
 
 def unavailable_reason() -> str:
-    return _engine_error or ""
+    return _engine.error or ""
 
 
 def reset_engine() -> None:
     """Forget the engine (and a failure to build it): the next use builds it again."""
-    global _engine, _engine_error
-    with _lock:
-        _engine, _engine_error = None, None
+    _engine.reset()
 
 
 def use_recognizer(model_path: str | None, keys_path: str | None = None) -> None:

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from remote.core.lazy import Lazy
 from remote.core.locate import ocr
 from remote.core.locate.image_checks import as_bgr
 from remote.core.locate.ocr_canon import canon_char
@@ -47,11 +47,6 @@ KEYS = Path("models", "ppocrv5", "ppocrv5_dict.txt")
 class Namer:
     rec: Any                  # RapidOCR's TextRecognizer running PP-OCRv5's model
     glyphs: frozenset[str]    # the characters it can name
-
-
-_namer: Namer | None = None
-_error: str | None = None
-_lock = threading.Lock()
 
 
 def model_files() -> tuple[Path, Path] | None:
@@ -81,26 +76,19 @@ def _build() -> Namer:
     return Namer(rec, glyphs)
 
 
+_namer: Lazy[Namer] = Lazy(_build, (ImportError, AttributeError, OSError, RuntimeError),
+                           lambda exc: f"no second recognizer for Traditional glyphs ({type(exc).__name__}: {exc})",
+                           lambda why: logger.warning("[OCR] %s", why))
+
+
 def get_namer() -> Namer | None:
     """The second recognizer, or None when it cannot be built (the reason logged once)."""
-    global _namer, _error
-    if _namer is not None or _error is not None:
-        return _namer
-    with _lock:
-        if _namer is None and _error is None:
-            try:
-                _namer = _build()
-            except (ImportError, AttributeError, OSError, RuntimeError) as exc:
-                _error = f"{type(exc).__name__}: {exc}"
-                logger.warning("[OCR] no second recognizer for Traditional glyphs (%s)", _error)
-    return _namer
+    return _namer.get()
 
 
 def reset() -> None:
     """Forget the second recognizer (and a failure to build it): the next use builds it again."""
-    global _namer, _error
-    with _lock:
-        _namer, _error = None, None
+    _namer.reset()
 
 
 def glyphs() -> frozenset[str]:
