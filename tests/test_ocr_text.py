@@ -200,6 +200,8 @@ def test_real_glyphs_the_recognizer_cannot_name_read_by_the_second_one():
     # A Traditional text the first reading has nothing like (most often absent) is not read twice for it; one
     # holding a glyph the first recognizer cannot name is ("進階": read "進", below the floor, on one screen).
     assert not ocr_namer.needed("麥克風", known, read_like=False) and ocr_namer.needed("進階", known, read_like=False)
+    # A first recognizer that names all the second one does (the bench's --rec-model with it) never asks it.
+    assert not ocr_namer.needed("進階", known | ocr_namer.glyphs())
     settings = _real("GeniusPudding__droidbot_multidevice/states__screen_2022-02-05_100209")
     res = HybridLocator().locate_with_fallback("text:進階", ["ocr"], settings)
     assert res.success and 144 <= res.element.center[0] <= 200 and 748 <= res.element.center[1] <= 786, res.error

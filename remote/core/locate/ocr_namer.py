@@ -109,7 +109,8 @@ def needed(target: str, known: frozenset[str], *, read_like: bool = True) -> boo
     if not asked:
         return False
     namer = get_namer()
-    return namer is not None and any(c in namer.glyphs for c in asked)
+    # (a first recognizer naming all it names, as the bench's --rec-model with this very model: nothing to gain)
+    return namer is not None and any(c in namer.glyphs for c in asked) and not namer.glyphs <= known
 
 
 def read_named(screenshot: Any, quads: list[np.ndarray], *, engine: ocr.Engine | None = None) -> list[TextBox]:
