@@ -217,7 +217,8 @@ def known_glyphs() -> frozenset[str]:
 # onnxruntime's load errors are RuntimeErrors
 _engine: Lazy[Engine] = Lazy(_build_engine, (ImportError, OSError, RuntimeError),
                              lambda exc: (f"OCR cannot run in this install ({type(exc).__name__}: {exc}); "
-                                          "reinstall with: pip install -e ."), lambda why: logger.error("[OCR] %s", why))
+                                          "reinstall with: pip install -e ."),
+                             lambda why: logger.error("[OCR] %s", why))
 
 
 def get_engine() -> Engine | None:
@@ -264,7 +265,7 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None 
     filled with the detector's and the recognizer's wall ms and the number of lines detected
     ({"det_ms": 268.0, "rec_ms": 205.1, "lines": 19}: what a reading's time is made of). ``quads``, when
     given, is filled with every line the detector found (screenshot pixels, in reading order), also
-    those the recognizer read too unsure to keep: :func:`read_named` reads them again."""
+    those the recognizer read too unsure to keep: ``ocr_namer.read_named`` reads them again."""
     engine = engine or get_engine()
     if engine is None:
         return []
@@ -302,7 +303,7 @@ def _char_info(line: Any, text: str) -> tuple[tuple[float, ...], tuple[float, ..
 
 def _read_lines(engine: Engine, crops: list[np.ndarray], rec: Any = None) -> list[Any]:
     """The recognizer's answer for each crop, in order, with each character's confidence and column (CTC
-    decoding: word boxes); ``rec``: another recognizer than RapidOCR's (:func:`read_named`). With a pool
+    decoding: word boxes); ``rec``: another recognizer than RapidOCR's (``ocr_namer.read_named``). With a pool
     the lines are split into one group per worker, of about equal work (a line costs its width at the
     recognizer's height, at least ``REC_MIN_WIDTH``), and the groups read side by side, one onnxruntime
     thread each: every line is still read alone, as it would be one after another, so the answer is the
