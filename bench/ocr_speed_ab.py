@@ -1,13 +1,15 @@
 """OCR reading time, A/B interleaved in one process: the engine as built now beside one that runs as
 before issue 37's speed work (every onnxruntime session on one thread, the recognizer's lines one
-after another, RapidOCR's own detector preprocessing), on the same screenshots.
+after another, RapidOCR's own detector preprocessing, the detector given the whole screen: no blank
+band cut short), on the same screenshots.
 
     .venv/bin/python bench/ocr_speed_ab.py                 # 8 tuning screenshots, each read twice per side
     .venv/bin/python bench/ocr_speed_ab.py --limit 12 --busy 1   # beside one busy process of its own
 
 Both sides read every screenshot in turn, the order flipped each time, so load that comes and goes
 falls on both; the run says the load average before and after, and checks that both sides read the
-same lines, boxes and scores (the changes are meant to save work, not to read otherwise). Wall ms
+same lines, boxes and scores (the changes but one are meant to save work, not to read otherwise; the
+cut blank bands change the detector's whole-screen context, so some lines are read a little otherwise). Wall ms
 median (detector, recognizer) and the process's CPU ms. ``--busy N`` starts N processes that spin
 for the run (ended by their ids at the end): the measurement "beside other work".
 """
@@ -36,7 +38,8 @@ from remote.core.locate import ocr  # noqa: E402
 
 
 def before(now: ocr.Engine) -> ocr.Engine:
-    """``now`` with one onnxruntime thread per session, lines read one by one, RapidOCR's preprocessing."""
+    """``now`` with one onnxruntime thread per session, lines read one by one, RapidOCR's preprocessing, the
+    detector given the whole screen."""
     def one_thread(session: object) -> object:
         arena = session.get_session_options().enable_cpu_mem_arena  # type: ignore[attr-defined]
         return ocr.inference_session(session._model_path, 1, arena=arena)  # type: ignore[attr-defined]
@@ -49,7 +52,7 @@ def before(now: ocr.Engine) -> ocr.Engine:
     det.__dict__.pop("get_preprocess", None)   # RapidOCR's own (the class's method)
     det.infer = copy.copy(det.infer)
     det.infer.session = one_thread(now.first_det.infer.session)
-    return ocr.Engine(rapid, det, now.glyphs)
+    return ocr.Engine(rapid, det, now.glyphs, squeeze=False)
 
 
 def main() -> int:
@@ -76,7 +79,7 @@ def main() -> int:
     busy = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(args.busy)]
     load0 = os.getloadavg()[0]
     times: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in sides}
-    same = True
+    alike = 0
     try:
         for turn in range(2):
             for i, shot in enumerate(shots):
@@ -87,7 +90,7 @@ def main() -> int:
                     read[name] = ocr.read_text(shot, engine=sides[name], timing=t)
                     times[name].append(((time.perf_counter() - w) * 1000, t["det_ms"], t["rec_ms"],
                                         (time.process_time() - c) * 1000))
-                same &= read["before"] == read["now"]
+                alike += read["before"] == read["now"]
     finally:
         for p in busy:
             p.kill()
@@ -99,8 +102,8 @@ def main() -> int:
         wall, det, rec, cpu = (statistics.median(col) for col in zip(*rows, strict=True))
         print(f"  {name:<7} one reading {wall:6.0f} ms median (detector {det:4.0f}, recognizer {rec:4.0f}); CPU {cpu:5.0f} ms")
     ratio = statistics.median(r[0] for r in times["now"]) / statistics.median(r[0] for r in times["before"])
-    print(f"  now / before: {ratio:.2f}; the same lines, boxes and scores on every screenshot: {same}")
-    return 0 if same else 1
+    print(f"  now / before: {ratio:.2f}; the same lines, boxes and scores on {alike} of {2 * len(shots)} readings")
+    return 0
 
 
 if __name__ == "__main__":

@@ -20,14 +20,14 @@ full-resolution detector, which runs rarely, allocates afresh as RapidOCR does (
 would keep twice that).
 
 The first reading, kept with the screen (``Screen.text_boxes``), has the detector's input at
-``DET_SHORT_SIDE`` on its shorter side. When it leaves the target unsure -- a near miss (a line that
-contains it or reads like it) or the text read with too little confidence to tap -- the rows that
-matter are read again, enlarged (:func:`read_regions`, ``Screen.region_boxes``): not the whole frame.
-The recognizer's answer carries each character's confidence and column (:func:`_char_info`), so a
-label inside a longer line is scored and placed by its own characters. A text that is not on the
-screen costs one reading. The matching rules: ``ocr_text``. Figures and the tuning/checking
-protocol: ``bench/ocr_bench.py``; a whole-frame second reading at full resolution stays available
-(``reading="second"``) for callers that want every line again.
+``DET_SHORT_SIDE`` on its shorter side, its long blank bands cut short (``ocr_bands``). When it leaves
+the target unsure -- a near miss (a line that contains it or reads like it) or the text read with too
+little confidence to tap -- the rows that matter are read again, enlarged (:func:`read_regions`,
+``Screen.region_boxes``): not the whole frame. The recognizer's answer carries each character's
+confidence and column (:func:`_char_info`), so a label inside a longer line is scored and placed by its
+own characters. A text that is not on the screen costs one reading. The matching rules: ``ocr_text``.
+Figures and the tuning/checking protocol: ``bench/ocr_bench.py``; a whole-frame second reading at full
+resolution stays available (``reading="second"``) for callers that want every line again.
 
 The recognizer is RapidOCR's own (PP-OCRv4, 6623 characters); :func:`known_glyphs` says which characters
 it can name (the matching treats the others as unreadable: ``ocr_text._unnamed``; a target holding one
@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -54,7 +53,9 @@ import numpy as np
 
 from remote.core.coords import image_to_screen
 from remote.core.lazy import Lazy
+from remote.core.locate import ocr_bands
 from remote.core.locate.image_checks import as_bgr
+from remote.core.locate.ocr_sessions import cores, inference_session, session_options
 from remote.core.locate.ocr_text import (
     NEAR_KINDS,
     SURE_KINDS,
@@ -65,7 +66,8 @@ from remote.core.locate.ocr_text import (
 )
 
 logger = logging.getLogger(__name__)
-__all__ = ["NEAR_KINDS", "SURE_KINDS", "TextBox", "TextHit", "match_text", "wants_second_reading"]   # ocr_text's
+__all__ = ["NEAR_KINDS", "SURE_KINDS", "TextBox", "TextHit", "match_text", "wants_second_reading",   # ocr_text's
+           "cores", "inference_session", "session_options"]   # ocr_sessions'
 
 DET_SHORT_SIDE = 736    # first reading: the detector's input, shorter side (RapidOCR's own default, limit_type min)
 TEXT_SCORE = 0.3        # lines the recognizer reads with less confidence are dropped
@@ -96,45 +98,7 @@ class Engine:
     glyphs: frozenset[str] = frozenset()   # the characters its recognizer can name (empty: not known)
     lines_pool: ThreadPoolExecutor | None = None   # recognizes lines side by side (None: one at a time)
     workers: int = 1                               # the pool's threads
-
-
-def cores() -> int:
-    """The cores this process may run on: its CPU affinity (a container's or ``taskset``'s limit shows
-    there, not in ``os.cpu_count``)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:   # no affinity on this platform (macOS, Windows)
-        return max(1, os.cpu_count() or 1)
-
-
-def session_options(threads: int, *, arena: bool) -> Any:
-    """onnxruntime's options for one of the tier's sessions: ``threads`` intra-op threads that sleep
-    when they have nothing to do (``session.intra_op.allow_spinning`` "0", onnxruntime's threading
-    docs: a spinning thread holds its core while it waits, which beside other work is time taken from
-    it), sequential execution, all graph optimizations; ``arena``: keep the memory arena."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 4
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    opts.enable_cpu_mem_arena = arena
-    opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return opts
-
-
-def inference_session(model: str, threads: int, *, arena: bool = False) -> Any:
-    """An onnxruntime session with :func:`session_options`, of ``model``: an ONNX file, or one of the models
-    RapidOCR ships ("Det", "Cls", "Rec"); the tier's sessions and the bench's peer are built alike."""
-    import onnxruntime as ort
-
-    if model in ("Det", "Cls", "Rec"):
-        from rapidocr_onnxruntime.main import DEFAULT_CFG_PATH
-        from rapidocr_onnxruntime.utils import read_yaml, update_model_path
-
-        model = update_model_path(read_yaml(DEFAULT_CFG_PATH))[model]["model_path"]
-    return ort.InferenceSession(model, sess_options=session_options(threads, arena=arena),
-                                providers=["CPUExecutionProvider"])
+    squeeze: bool = True   # the first reading's detector is given the screen without its long blank bands
 
 
 class _BlobPreprocess:
@@ -276,7 +240,9 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None 
     w, h = max(32, round(W * s)), max(32, round(H * s))
     small = bgr if (w, h) == (W, H) else cv2.resize(bgr, (w, h), interpolation=cv2.INTER_AREA if s < 1
                                                     else cv2.INTER_LINEAR)
-    found, _ = (engine.first_det if reading == "first" else engine.rapid.text_det)(small)
+    det = engine.first_det if reading == "first" else engine.rapid.text_det
+    work, rows = ocr_bands.squeeze(small) if reading == "first" and engine.squeeze else (small, None)
+    found = ocr_bands.rows_back(det(work)[0], rows)
     t1 = time.perf_counter()
     lines = _quads(engine, found, (W / w, H / h))
     boxes = recognize(engine, bgr, lines)
