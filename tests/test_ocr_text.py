@@ -308,3 +308,36 @@ def test_real_glyphs_the_recognizer_cannot_name():
     # Too little named to say which label: "週六" read "遇六", "緊急撥號" read "急號" (two glyphs lost).
     assert "unnamed" not in [h.kind for t in ("遇六",) for h in ocr.match_text("週六", [_box(t)], known=known)]
     assert [h.kind for h in ocr.match_text("緊急撥號", [_box("急號")], known=known)] != ["unnamed"]
+
+
+def test_a_copy_read_with_an_unsure_badge_is_a_rival_never_a_tap():
+    hit = ocr_text.TextHit
+    badge = _box("大象新闻蓉", chars=(0.99, 0.99, 0.99, 0.99, 0.44))   # a verified badge read as a glyph
+    assert ocr_text.drawn_copy("大象新闻", hit(badge, "contains", 0.8))
+    assert not ocr_text.drawn_copy("大象新闻", hit(_box("大象新闻客户端", chars=(0.99,) * 5 + (0.4, 0.4)), "contains", 0.6))
+    assert not ocr_text.drawn_copy("1条评论", hit(_box("11条评论", chars=(0.9, 0.99, 0.99, 0.99, 0.99)), "contains", 0.8))
+    assert not ocr_text.drawn_copy("大象新闻", hit(_box("大象新闻蓉"), "contains", 0.8))   # no per-glyph scores
+    # The list's copy alone is not tapped for it; beside the exact title it makes the pair ambiguous.
+    alone = Screen(text_screen([((80, 600), "大象新闻", 44)]))
+    assert HybridLocator().locate_with_fallback("text:大象新闻", ["ocr"], alone).reliable
+
+    class Read(Screen):
+        def text_boxes(self):
+            return [_box("大象新闻", (97, 72, 220, 123), 0.99, chars=(0.99,) * 4), badge]
+
+    res = HybridLocator().locate_with_fallback("text:大象新闻", ["ocr"], Read(text_screen([])))
+    assert res.success and not res.reliable and len(res.candidates) == 2, res
+    only = Screen(text_screen([]))
+    only.text_boxes = lambda: [badge]   # type: ignore[method-assign]
+    assert not HybridLocator().locate_with_fallback("text:大象新闻", ["ocr"], only).success
+
+
+def test_real_title_drawn_twice_one_copy_with_its_badge_read_as_a_glyph():
+    # Weibo: the account 大象新闻 in the title bar and in the post; the post's copy is read 大象新闻蓉 (its
+    # verified badge, 0.44) when the detector is given the screen without its blank bands: still ambiguous.
+    path = REAL_DEV / "Kqramazov_fdroid_utg/output/weibo_bfs_greedy/states/screen_2023-10-24_180313.jpg"
+    if not path.is_file():
+        pytest.skip(f"real-dev screens not found at {looked('real-dev')}")
+    res = HybridLocator().locate_with_fallback("text:大象新闻", ["ocr"], Screen(Image.open(path).convert("RGB")))
+    assert res.success and not res.reliable, (res.element, res.candidates)
+    assert {c.bbox[1] < 200 for c in res.candidates} == {True, False}   # the title and the post's copy

@@ -44,8 +44,10 @@ def decide(tier: str, elements: list[UIElement], screen: Screen,
                             error=f"{tier}: nothing shows exactly that; {len(elements)} text(s) {how} ({shown})")
     best_raw = best.metadata.get("raw_score", 0.0)
     margin = visual_policy.RIVAL_MARGIN if apart else AMBIGUITY_MARGIN
-    rivals = [e for e in elements[1:] if e.confidence >= ACCEPT and iou(e.bbox, best.bbox) <= 0.5
-              and e.metadata.get("raw_score", 0.0) >= best_raw - margin]
+    # A rival: nearly as good elsewhere, or another drawn copy of the label read with an unsure glyph beside it
+    # (OCR's ``copy``: ocr_text.drawn_copy).
+    rivals = [e for e in elements[1:] if iou(e.bbox, best.bbox) <= 0.5 and (e.metadata.get("copy") or (
+              e.confidence >= ACCEPT and e.metadata.get("raw_score", 0.0) >= best_raw - margin))]
     if apart is not None and rivals:
         best, rivals = visual_policy.settle(best, rivals, apart)
     if not validate(best, screen.size):

@@ -294,7 +294,7 @@ class HybridLocator:
         tree = screen.tree()
         out = [make_element("ocr", h.box.bbox, ocr_text.hit_raw(h), h.box.text, etype,
                             match=text_context.ocr_grade(tree, h.kind, h.box.bbox, value),
-                            ocr_score=round(h.box.score, 3)) for h in hits]
+                            ocr_score=round(h.box.score, 3), copy=ocr_text.drawn_copy(value, h)) for h in hits]
         sure = any(e.confidence >= ACCEPT and e.metadata["match"] in ocr.SURE_KINDS for e in out)
         return out, "" if sure or not hits else ocr_text.nearby(hits, boxes)
 

@@ -32,6 +32,7 @@ from remote.core.locate.ocr_canon import canon, canon_char, canon_map
 
 MIN_SIMILARITY = 0.6
 PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
+UNSURE_GLYPH = 0.5      # a character read with less confidence is as likely no glyph at all (:func:`drawn_copy`)
 SURE_KINDS = ("exact", "part", "truncated", "unnamed")   # hits that need no second reading
 NEAR_KINDS = ("contains", "similar")          # a near miss: the text may be there, misread or cut differently
 # Separators apps draw between the parts of one label, and the glyphs the recognizer reads them as
@@ -135,6 +136,18 @@ def _joined_words(boxes: list[TextBox], max_boxes: int = 3) -> list[TextBox]:
     overlap by half the smaller height and lie less than two line heights apart."""
     return _chains(boxes, lambda b: (b.bbox[0], b.bbox[1]), max_boxes, _next_word,
                    lambda box, nb: (box[0], min(box[1], nb[1]), max(box[2], nb[2]), max(box[3], nb[3])))
+
+
+def drawn_copy(target: str, h: TextHit) -> bool:
+    """Whether a ``contains`` hit is the target with only unsure characters beside it, at most two, each read
+    with less than :data:`UNSURE_GLYPH`: another copy of the label whose badge or icon was read as a glyph
+    (Weibo's ``大象新闻蓉``, its verified badge read ``蓉`` at 0.44). Such a line is a rival of an exact hit
+    elsewhere (``deciding.decide``), never a tap of its own: ``11条评论`` read with an unsure ``1`` is not
+    ``1条评论``."""
+    t, box = target.strip(), h.box
+    i = box.text.find(t) if t and h.kind == "contains" and len(box.chars) == len(box.text) else -1
+    extra = box.chars[:i] + box.chars[i + len(t):] if i >= 0 else ()
+    return 0 < len(extra) <= 2 and all(c < UNSURE_GLYPH for c in extra)
 
 
 def hit_raw(h: TextHit) -> float:
