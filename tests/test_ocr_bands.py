@@ -29,8 +29,10 @@ def _page() -> np.ndarray:
 
 def test_long_blank_runs_are_cut_to_their_margins_and_drawn_rows_kept_whole():
     img = _page()
-    out, rows = ocr_bands.squeeze(img)
-    assert rows is not None and out.shape[0] == len(rows) and out.shape[0] % STRIDE == 0 and out.shape[1] == 736
+    out, cut = ocr_bands.squeeze(img)
+    assert cut is not None
+    rows = cut.rows
+    assert out.shape[0] == len(rows) and out.shape[0] % STRIDE == 0 and out.shape[1] == 736
     assert np.array_equal(out, img[rows])   # rows kept as they were, in order
     kept = set(rows.tolist())
     for first, last in ((100, 119), (600, 639), (950, 950)):   # drawn rows, and the faint row, with their margins
@@ -45,21 +47,36 @@ def test_long_blank_runs_are_cut_to_their_margins_and_drawn_rows_kept_whole():
 def test_a_screen_without_a_long_run_is_given_as_it_is():
     img = np.full((200, 736, 3), 255, np.uint8)
     img[::2 * BAND_MARGIN, 10:20] = 0   # a drawn row every 2 * margin rows: no run is longer
-    out, rows = ocr_bands.squeeze(img)
-    assert out is img and rows is None
-    assert ocr_bands.rows_back(None, rows) is None
+    out, cut = ocr_bands.squeeze(img)
+    assert out is img and cut is None
+    assert ocr_bands.rows_back(None, cut) is None
 
 
 def test_quads_go_back_to_the_rows_they_were_found_on():
     img = _page()
-    out, rows = ocr_bands.squeeze(img)
-    at = {int(r): i for i, r in enumerate(rows)}
+    out, cut = ocr_bands.squeeze(img)
+    at = {int(r): i for i, r in enumerate(cut.rows)}
     found = np.array([[[50, at[100]], [300, at[100]], [300, at[119]], [50, at[119]]],
-                      [[400, at[600]], [700, at[600]], [700, at[639] + 0.5], [400, at[639] + 0.5]]], np.float32)
-    back = ocr_bands.rows_back(found, rows)
+                      [[400, at[600]], [700, at[600]], [700, at[639] + 0.5], [400, at[639] + 0.5]],
+                      [[400, at[600] - 20], [700, at[600] - 20], [700, at[639]], [400, at[639]]]], np.float32)
+    back = ocr_bands.rows_back(found, cut)
     assert back[0, :, 1].tolist() == [100, 100, 119, 119] and back[0, :, 0].tolist() == [50, 300, 300, 50]
     assert back[1, :, 1].tolist() == [600, 600, 639.5, 639.5]
+    assert len(back) == 3 and back[2, 0, 1] < 600 - BAND_MARGIN   # across the cut into blank rows only: kept
     assert found[0, 0, 1] == at[100]   # the detector's answer is not changed in place
+
+
+def test_a_quad_across_a_cut_with_drawn_rows_on_both_sides_is_no_line():
+    # No line of the whole screen holds a blank band taller than twice the margin: a quad from the drawn
+    # rows at 100-119 to those at 600-639 joins what the cut brought together.
+    img = _page()
+    _, cut = ocr_bands.squeeze(img)
+    at = {int(r): i for i, r in enumerate(cut.rows)}
+    joined = [[50, at[100]], [700, at[100]], [700, at[639]], [50, at[639]]]
+    line = [[400, at[600]], [700, at[600]], [700, at[639]], [400, at[639]]]
+    back = ocr_bands.rows_back(np.array([joined, line], np.float32), cut)
+    assert back.shape == (1, 4, 2) and back[0, :, 1].tolist() == [600, 600, 639, 639]
+    assert ocr_bands.rows_back(np.array([joined], np.float32), cut).shape == (0, 4, 2)
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +101,18 @@ def test_drawn_labels_far_apart_are_read_at_their_places_squeezed(engines):
     for (x, y), _, px in labels:
         box = next(b for b in squeezed if abs(b.bbox[1] - y) < px)
         assert abs(box.bbox[0] - x) <= 12 and box.bbox[1] - 4 <= y + px * 0.3 and box.bbox[3] >= y + px * 0.7, box
+
+
+def test_a_screen_of_plain_buttons_reads_no_text_squeezed(engines):
+    # Six plain buttons on an even background (tests/support/dialect_cases): with most of its blank cut the
+    # detector took three buttons for one line ('丰' at 0.44 over 500 px); no such line is kept. (The whole
+    # 1080x1920 screen has the detector read 'EE' at 0.69 over all six.)
+    from tests.support import dialect_cases as dc
+
+    now, whole = engines
+    for size in [(720, 1600), (1080, 1920), (1080, 2400), (1440, 3200)]:
+        assert ocr.read_text(dc.image(size), engine=now) == [], size
+    assert [b.text for b in ocr.read_text(dc.image((720, 1600)), engine=whole)] == []
 
 
 def test_a_real_screen_reads_its_lines_at_the_same_places_squeezed(engines):

@@ -42,12 +42,7 @@ def decide(tier: str, elements: list[UIElement], screen: Screen,
                else "contain it or read like it")
         return LocateResult(False, method_used=tier, candidates=elements[:5], failure=LocateFailure.NOT_FOUND,
                             error=f"{tier}: nothing shows exactly that; {len(elements)} text(s) {how} ({shown})")
-    best_raw = best.metadata.get("raw_score", 0.0)
-    margin = visual_policy.RIVAL_MARGIN if apart else AMBIGUITY_MARGIN
-    # A rival: nearly as good elsewhere, or another drawn copy of the label read with an unsure glyph beside it
-    # (OCR's ``copy``: ocr_text.drawn_copy).
-    rivals = [e for e in elements[1:] if iou(e.bbox, best.bbox) <= 0.5 and (e.metadata.get("copy") or (
-              e.confidence >= ACCEPT and e.metadata.get("raw_score", 0.0) >= best_raw - margin))]
+    rivals = _rivals(best, elements[1:], visual_policy.RIVAL_MARGIN if apart else AMBIGUITY_MARGIN)
     if apart is not None and rivals:
         best, rivals = visual_policy.settle(best, rivals, apart)
     if not validate(best, screen.size):
@@ -59,6 +54,14 @@ def decide(tier: str, elements: list[UIElement], screen: Screen,
         best.metadata["refused"] = "look_alike"
     return LocateResult(True, element=best, method_used=tier, candidates=[best, *rivals] if rivals else [],
                         reliable=not rivals)
+
+
+def _rivals(best: UIElement, others: list[UIElement], margin: float) -> list[UIElement]:
+    """The elements elsewhere than ``best`` nearly as good as it, or another drawn copy of the label read with
+    an unsure glyph beside it (OCR's ``copy``: ``ocr_text.drawn_copy``)."""
+    best_raw = best.metadata.get("raw_score", 0.0)
+    return [e for e in others if iou(e.bbox, best.bbox) <= 0.5 and (e.metadata.get("copy") or (
+            e.confidence >= ACCEPT and e.metadata.get("raw_score", 0.0) >= best_raw - margin))]
 
 
 def validate(element: UIElement, size: tuple[int, int]) -> bool:

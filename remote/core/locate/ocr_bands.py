@@ -12,12 +12,21 @@ gradient across the row are not blank; a band whose colour changes from row to r
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import cv2
 import numpy as np
 
 BLANK_RANGE = 6    # a row's pixels may differ by this much (0-255, per channel) and the row is blank
 BAND_MARGIN = 16   # detector pixels of blank kept on each side of a cut
 STRIDE = 32        # the detector's input height is a multiple of this (RapidOCR's DetResizeForTest)
+
+
+class Cut(NamedTuple):
+    """What :func:`squeeze` kept: each kept row's row in the input, and whether it is blank."""
+
+    rows: np.ndarray
+    blank: np.ndarray
 
 
 def blank_rows(img: np.ndarray) -> np.ndarray:
@@ -27,9 +36,9 @@ def blank_rows(img: np.ndarray) -> np.ndarray:
     return np.asarray(cv2.absdiff(hi, lo).reshape(img.shape[0], -1).max(axis=1) <= BLANK_RANGE)
 
 
-def squeeze(img: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """``img`` with every run of blank rows longer than ``2 * BAND_MARGIN`` cut to that many rows, and, for
-    each row kept, its row in ``img`` (None, and ``img`` itself, when no run is that long)."""
+def squeeze(img: np.ndarray) -> tuple[np.ndarray, Cut | None]:
+    """``img`` with every run of blank rows longer than ``2 * BAND_MARGIN`` cut to that many rows, and what
+    was cut (None, and ``img`` itself, when no run is that long)."""
     blank = blank_rows(img)
     edges = np.flatnonzero(np.diff(np.concatenate(([0], blank.view(np.int8), [0]))))
     keep = np.ones(len(blank), dtype=bool)
@@ -45,15 +54,27 @@ def squeeze(img: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     extra = min(b - a, -int(keep.sum()) % STRIDE)
     keep[a:a + extra] = True
     rows = np.flatnonzero(keep)
-    return np.ascontiguousarray(img[rows]), rows
+    return np.ascontiguousarray(img[rows]), Cut(rows, blank[rows])
 
 
-def rows_back(found: np.ndarray | None, rows: np.ndarray | None) -> np.ndarray | None:
+def rows_back(found: np.ndarray | None, cut: Cut | None) -> np.ndarray | None:
     """The detector's quads (N x 4 x 2, x then y, on the squeezed input) with their y put back on the
-    input's rows; a y between two rows that were cut apart goes on the line between their rows."""
-    if found is None or rows is None or len(found) == 0:
+    input's rows, but for a quad with drawn rows on both sides of a cut: no line of the whole screen holds
+    a blank band taller than ``2 * BAND_MARGIN``, so such a quad joins things the cut brought together
+    (on a screen of plain buttons the detector, seeing less blank, took three of them for one line)."""
+    if found is None or cut is None or len(found) == 0:
         return found
-    out = np.array(found, dtype=np.float32, copy=True)
+    rows, blank = cut
+    seams = np.flatnonzero(np.diff(rows) > 1)   # a cut between kept rows k and k + 1
+    last = len(rows) - 1
+
+    def one_line(q: np.ndarray) -> bool:
+        y0 = int(np.clip(np.floor(q[:, 1].min()), 0, last))
+        y1 = int(np.clip(np.ceil(q[:, 1].max()), 0, last))
+        return not any((~blank[y0:k + 1]).any() and (~blank[k + 1:y1 + 1]).any()
+                       for k in seams[(seams >= y0) & (seams < y1)])
+
+    out = np.array([q for q in found if one_line(q)], dtype=np.float32).reshape(-1, 4, 2)
     grid = np.arange(len(rows) + 1, dtype=np.float64)
     at = np.concatenate((rows, rows[-1:] + 1)).astype(np.float64)
     out[..., 1] = np.interp(out[..., 1], grid, at)
