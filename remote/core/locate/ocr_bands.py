@@ -1,13 +1,14 @@
 """The detector's input without its long blank bands.
 
 A phone screen is mostly rows that draw nothing: the gaps between list rows, cards and paragraphs are
-runs of rows of one colour. The text detector's work grows with its input's area, blank or not, so
-the first reading hands it the screen with each run of blank rows longer than ``2 * BAND_MARGIN``
-cut down to ``2 * BAND_MARGIN`` rows -- ``BAND_MARGIN`` rows of the run's own top kept above the cut
-and of its bottom below it, so every drawn line still has at least that much blank around it, as it
-had -- and the lines found are put back at their rows (:func:`rows_back`). A row is blank when every
-pixel of it is within ``BLANK_RANGE`` of the others in each channel: a faint hint text, a photo, a
-gradient across the row are not blank; a band whose colour changes from row to row, each row even, is.
+runs of rows of one colour. The text detector's work grows with its input's area, blank or not, so the
+first reading hands it the screen with each run of blank rows longer than ``2 * BAND_MARGIN`` cut down
+to ``2 * BAND_MARGIN`` rows -- ``BAND_MARGIN`` rows of the run's own top kept above the cut and of its
+bottom below it, so every drawn line still has at least that much blank around it, as it had -- and the
+lines found are put back at their rows (:func:`rows_back`, which drops a quad the cut made: one with
+drawn rows on both sides of it). A row is blank when every pixel of it is within ``BLANK_RANGE`` of the
+others in each channel: a faint hint text, a photo, a gradient across the row are not blank; a band
+whose colour changes from row to row, each row even, is.
 """
 
 from __future__ import annotations
