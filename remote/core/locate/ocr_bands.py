@@ -43,8 +43,8 @@ def squeeze(img: np.ndarray) -> tuple[np.ndarray, Cut | None]:
     blank = blank_rows(img)
     edges = np.flatnonzero(np.diff(np.concatenate(([0], blank.view(np.int8), [0]))))
     keep = np.ones(len(blank), dtype=bool)
-    cuts = [(start + BAND_MARGIN, end - BAND_MARGIN) for start, end in zip(edges[::2], edges[1::2], strict=True)
-            if end - start > 2 * BAND_MARGIN]
+    runs = zip(edges[::2], edges[1::2], strict=True)
+    cuts = [(start + BAND_MARGIN, end - BAND_MARGIN) for start, end in runs if end - start > 2 * BAND_MARGIN]
     if not cuts:
         return img, None
     for a, b in cuts:

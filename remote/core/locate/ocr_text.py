@@ -32,7 +32,7 @@ from remote.core.locate.ocr_canon import canon, canon_char, canon_map
 
 MIN_SIMILARITY = 0.6
 PART_SIMILARITY = 0.8   # a label read as a word-bounded part of a longer line (its own sub-box)
-UNSURE_GLYPH = 0.5      # a character read with less confidence is as likely no glyph at all (:func:`drawn_copy`)
+UNSURE_GLYPH = 0.5      # a character read less sure than this is as likely no glyph at all (drawn_copy)
 SURE_KINDS = ("exact", "part", "truncated", "unnamed")   # hits that need no second reading
 NEAR_KINDS = ("contains", "similar")          # a near miss: the text may be there, misread or cut differently
 # Separators apps draw between the parts of one label, and the glyphs the recognizer reads them as
