@@ -44,6 +44,7 @@ from remote.core.device.dump import DumpRecord
 from remote.core.device.protocol import CheapTree, CostReport, Device, DumpReuse, FrameSource, Wakeable
 from remote.core.locate.screen import Screen
 from remote.errors import DeviceCommandError, DeviceError, SecureScreen
+from remote.runner import drawn
 
 logger = logging.getLogger(__name__)
 RECENT_DUMP_S = 3.0    # a read-back dump this recent, with nothing changed since, is the next screen's tree
@@ -74,9 +75,11 @@ class CaptureStats:
     dumps: int = 0          # dumps this capture asked for
     reused: int = 0         # screens given an earlier tree instead
     failed: int = 0
+    waited_ms: float = 0.0  # spent waiting for actions' effects to show (`await_drawn`)
+    drawn: int = 0          # waits that ended on the effect shown and held, before the configured time
 
-    def to_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
+    def to_dict(self) -> dict[str, float]:
+        return {k: round(v, 1) if isinstance(v, float) else v for k, v in self.__dict__.items()}
 
 
 class Capture:
@@ -233,8 +236,8 @@ class Capture:
             return Screen(image, secure=secure)
         if self._cheap():
             # the server's read does not wait for the screen to go idle as the dump does: read right after the
-            # action, its tree would be of the screen before the action's effect. Read after the wait, as the frame
-            sleep(settle_s)
+            # action, its tree would be of the screen before the action's effect. Read once the screen shows it
+            self.await_drawn(settle_s, sleep)
             return self._with_tree(self._frame)
         recent = self._recent()
         if recent is not None:
@@ -251,6 +254,22 @@ class Capture:
             return self._frame()
 
         return self._with_tree(wait_then_frame)
+
+    def await_drawn(self, settle_s: float, sleep: Callable[[float], None], *, app: str | None = None) -> None:
+        """The wait after an action. With cheap trees it ends once the screen shows the action's effect: the tree
+        changed from `last` (the screen acted on), or the window is ``app``'s after its launch, and held still
+        (`drawn.await_drawn`: at most ``settle_s``, a little longer while nothing changed); else (the dump, or a
+        server still starting) ``settle_s``."""
+        device = self.device
+        if not (isinstance(device, CheapTree) and device.tree_is_cheap() and device.tree_answers_now()):
+            sleep(settle_s)   # the dump, or a server still starting (a read would wait for its start)
+            return
+        before = self.last.xml if self.last is not None else None
+        started = time.monotonic()
+        reads, shown = drawn.await_drawn(self.device.dump_hierarchy, settle_s, sleep, before=before, app=app)
+        self.stats.dumps += reads
+        self.stats.drawn += shown
+        self.stats.waited_ms += (time.monotonic() - started) * 1000
 
     def _with_tree(self, frame: Callable[[], Frame]) -> Screen:
         """A screen whose UI tree is read on a thread of its own while ``frame`` runs here (the frame, or a wait

@@ -155,11 +155,17 @@ class StepRunner:
             self._wait(step, level, sr)
         return Ended.ok(), None
 
-    def _wait(self, step: StepPlan, level: ExecutionLevel, sr: StepResult) -> None:
+    def _wait(self, step: StepPlan, level: ExecutionLevel, sr: StepResult, *, app: str | None = None) -> None:
+        """The step's wait; after an app's launch (``app``), ended once its window shows when trees are cheap
+        (`Capture.await_drawn`). The time spent is the step's ``wait``."""
         ms = wait_after_ms(step, level)
         if ms:
-            self.tools.clock.sleep(ms / 1000)
-            sr.timings["wait"] = sr.timings.get("wait", 0) + ms
+            started = time.perf_counter()
+            if app is not None:
+                self.tools.capture.await_drawn(ms / 1000, self.tools.clock.sleep, app=app)
+            else:
+                self.tools.clock.sleep(ms / 1000)
+            sr.timings["wait"] = sr.timings.get("wait", 0) + round((time.perf_counter() - started) * 1000, 1)
 
     def _type_focused(self, step: StepPlan, args: InputText, level: ExecutionLevel, sr: StepResult,
                       screen: Screen | None) -> StepEnd:
@@ -187,7 +193,7 @@ class StepRunner:
             return self.navigator.launch_from_launcher(args.name or "", sr)
         if self._next_looks_at_the_tree():
             self.tools.capture.prefetch()   # the app's first screen is dumped while the launch's wait runs
-        self._wait(step, level, sr)
+        self._wait(step, level, sr, app=launched)
         return Ended.ok(), None
 
     def _swipe(self, step: StepPlan, args: Swipe, level: ExecutionLevel, sr: StepResult,

@@ -66,12 +66,15 @@ class Judge:
         """The screen after the step's action: its wait and the frame run beside the UI dump (``tree``);
         ``beside``: the frame typing took beside its read-back dump (`Capture.after_action`)."""
         ms = wait_after_ms(step, level)
-        started = time.perf_counter()
+        stats = self.tools.capture.stats
+        started, waited_before = time.perf_counter(), stats.waited_ms
         screen = self.tools.capture.after_action(ms / 1000, self.tools.clock.sleep, tree=tree, beside=beside)
-        if ms:
-            sr.timings["wait"] = sr.timings.get("wait", 0) + ms
+        # with cheap trees the wait ends once the screen shows the effect (`Capture.await_drawn`): what it took
+        waited = stats.waited_ms - waited_before if self._tree_is_cheap() and tree else ms
+        if waited:
+            sr.timings["wait"] = round(sr.timings.get("wait", 0) + waited, 1)
         spent = (time.perf_counter() - started) * 1000
-        sr.timings["capture"] = round(sr.timings.get("capture", 0) + max(0.0, spent - ms), 1)
+        sr.timings["capture"] = round(sr.timings.get("capture", 0) + max(0.0, spent - waited), 1)
         return screen
 
     # ------------------------------------------------------------------ a tap the next step types after
@@ -147,8 +150,8 @@ class Judge:
         if following is not None and isinstance(following.args, InputText) and isinstance(device, KeyboardState):
             device.prepare_typing(following.args.text)
         ms = wait_after_ms(step, level)
-        self.tools.clock.sleep(max(0.0, ms / 1000 - (time.perf_counter() - started)))
-        sr.timings["wait"] = sr.timings.get("wait", 0) + ms
+        self.tools.capture.await_drawn(max(0.0, ms / 1000 - (time.perf_counter() - started)), self.tools.clock.sleep)
+        sr.timings["wait"] = round(sr.timings.get("wait", 0) + (time.perf_counter() - started) * 1000, 1)
 
     def _keyboard_up(self) -> bool:
         device = self.tools.device

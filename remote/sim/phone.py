@@ -57,6 +57,9 @@ class SimPhone(BasePhone):
         self.metrics = Metrics(*self.size)
         self._frame_key: tuple[Any, ...] | None = None
         self._frame: Frame | None = None
+        # what the screen still shows while a change is being drawn (`response_ms`, `transition_ms`)
+        self._held: Frame | None = None
+        self._held_since = self._held_until = 0.0
         # --- what the user sees ---
         self.launcher = apps.launcher_package(self.scenario.layout)
         self.app_state: dict[str, Any] = {}
@@ -159,10 +162,20 @@ class SimPhone(BasePhone):
     # ------------------------------------------------------------------ frames
 
     def tree(self) -> Widget:
-        return self.frame().tree
+        """The widgets of the state now (what input hits), drawn or not yet."""
+        return self._current().tree
 
     def frame(self) -> Frame:
-        """The current frame, rendered once per state (and again when a timer flips the screen)."""
+        """What the screen shows: the state before the last change while that change is being drawn (the
+        scenario's `response_ms`, or `transition_ms` for a new screen: remote.sim.realism), else the state now."""
+        with self.lock:
+            if self._held is not None and time.monotonic() < self._held_until:
+                return self._held
+            self._held = None
+            return self._current()
+
+    def _current(self) -> Frame:
+        """The state now, rendered once per state (and again when a timer flips the screen)."""
         with self.lock:
             key = (self._version, self.loading, apps.browser_loading(self))
             if self._frame is None or key != self._frame_key:
@@ -191,15 +204,42 @@ class SimPhone(BasePhone):
 
     # ------------------------------------------------------------------ state changes (used by apps)
 
+    def changed(self) -> None:
+        """The state changed: the screen shows it `response_ms` later (an in-place change)."""
+        with self.lock:
+            super().changed()
+            self._hold(self.scenario.response_ms)
+
+    def _hold(self, ms: int) -> None:
+        """Keep showing what the screen showed before this change for ``ms`` from its start: the frame drawn of
+        the state just before it (nothing is held when that state was never drawn)."""
+        if not ms:
+            return
+        now = time.monotonic()
+        if now >= self._held_until:
+            shown = self._frame
+            if shown is None or self._frame_key is None or self._frame_key[0] != self._version - 1:
+                return
+            self._held, self._held_since = shown, now
+        self._held_until = max(self._held_until, self._held_since + ms / 1000)
+
+    def _drawn_before_input(self) -> None:
+        """Draw the state before an input changes it, when changes take time to show (so it can be held)."""
+        if self.scenario.response_ms or self.scenario.transition_ms:
+            self._current()
+
     def navigated(self) -> None:
-        """A new screen appeared: it shows the spinner for `loading_ms` before it settles."""
+        """A new screen appeared: it is drawn `transition_ms` later, and shows the spinner for `loading_ms`
+        before it settles."""
         self.changed()
+        self._hold(self.scenario.transition_ms)
         if self.scenario.loading_ms:
             self.settle_until = time.monotonic() + self.scenario.loading_ms / 1000.0
 
     def launch(self, package: str) -> bool:
         """Bring an app to the front (resuming where it was), like tapping its icon or `monkey -p`."""
         with self.lock:
+            self._drawn_before_input()
             if package in apps.LAUNCHERS:
                 self.home()
                 return package == self.launcher
@@ -279,7 +319,7 @@ class SimPhone(BasePhone):
         with self.lock:
             if self.loading:
                 return
-            widget = hit_test(self.tree(), x, y)
+            widget = hit_test(self.tree(), x, y)   # the state now (drawn before the change: it can be held)
             log.debug("tap %s,%s -> %s", x, y, widget and (widget.rid or widget.text or widget.desc))
             if widget is not None and widget.on_tap is not None:
                 widget.on_tap()
@@ -288,6 +328,7 @@ class SimPhone(BasePhone):
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
         dx, dy = x2 - x1, y2 - y1
         with self.lock:
+            self._drawn_before_input()
             if abs(dx) < 10 and abs(dy) < 10:
                 if duration_ms < 400:
                     self.tap(x1, y1)
@@ -304,6 +345,7 @@ class SimPhone(BasePhone):
         with self.lock:
             if self.focus is None or self.loading:
                 return False
+            self._drawn_before_input()
             self.fields[self.focus] = self.fields.get(self.focus, "") + text
             self.changed()
             return True
@@ -316,6 +358,7 @@ class SimPhone(BasePhone):
 
     def key(self, code: int) -> None:
         with self.lock:
+            self._drawn_before_input()
             if code == 3:
                 self.home()
             elif code == 4:
@@ -340,6 +383,7 @@ class SimPhone(BasePhone):
     def editor_action(self, code: int) -> None:
         """ADB_EDITOR_CODE: 2 GO, 3 SEARCH, 4 SEND, 5 NEXT, 6 DONE."""
         with self.lock:
+            self._drawn_before_input()
             apps.on_editor_action(self, code)
             self.changed()
 

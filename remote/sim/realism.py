@@ -18,6 +18,8 @@ says where a value is an assumption. The keys (all optional)::
     keyguard: none               # none | swipe | pin (pin stands for any PIN, pattern or password)
     secure_layer: false          # the app's layer is FLAG_SECURE: black under a visible status bar (R8)
     rotation: 0                  # 0-3: the display is turned at start (R9); `settings put system user_rotation` turns it
+    response_ms: 33              # what the screen shows keeps the state before a change for this long (below)
+    transition_ms: 250           # ... and for this long when the change brought a new screen (an activity, an app)
 
 `Hardware` is the per-phone state these keys start (awake, locked, the dumps
 counted, taps timed for double taps); the shell commands in `remote.sim.android`
@@ -50,18 +52,29 @@ Ctx: TypeAlias = Any
 # profiles charge 250 ms: "screencap takes 250 ms or so to capture" (Genymobile/scrcpy#112), the same SurfaceFlinger
 # capture. No published figure times u2's own call, hence the range.
 _TREE = {"tree_server_start_ms": 800, "tree_server_read_ms": 40, "tree_server_shot_ms": 250}
+# How long a change takes to reach the screen (remote.sim.phone shows the state before it for that long, to the
+# screenshot, the dump and the tree server alike). An in-place change (a field focused, text committed, a list row
+# added): "On a VSync event, the display begins showing frame N while SurfaceFlinger begins compositing windows for
+# frame N+1. The app handles pending input and generates frame N+2" (source.android.com/docs/core/graphics/
+# implement-vsync): two to three frames at 60 Hz, 33-50 ms. A new screen (an activity, an app brought up) is taken
+# as drawn once its open animation has run: config_activityShortDur 150 ms (AOSP core/res/res/values/config.xml),
+# activity_open_enter.xml's fade 200 ms and slide 350 ms (aosp-mirror/platform_frameworks_base @ 000cdd5): 150-350
+# ms, 250 in the profiles. A real phone's tree can show the new activity before its animation ends (a product that
+# waits for the tree then waits less); an app's cold start (seconds) is not modelled: the sim's launches are warm.
+_DRAWN = {"response_ms": 33, "transition_ms": 250}
 # The uncertain costs, both ends (bench/e2e_bench.py --compare-trees runs each end): a warm read 5-100 ms (above);
 # a dump 1.0-3.0 s ("1-3 s": docs/adb.md; 0.9-3.2 s one-shot in mobilecli PR #334); `cmd_ms` 30-150 ms is
 # an assumption at both ends (not measured: issue 35 reads it at 150 ms too).
 RANGES: dict[str, tuple[int, int]] = {"tree_server_read_ms": (5, 100), "uiautomator_delay_ms": (1000, 3000),
-                                      "cmd_ms": (30, 150), "tree_server_shot_ms": (24, 450)}
+                                      "cmd_ms": (30, 150), "tree_server_shot_ms": (24, 450),
+                                      "response_ms": (33, 50), "transition_ms": (150, 350)}
 PROFILES: dict[str, dict[str, Any]] = {
     # issue 25: dump 1.5 s, `input` 0.25 s, frames at USB 2.0 speed (~38 MB/s, R10)
     "real-usb": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 38.0,
-                 **_TREE},
+                 **_TREE, **_DRAWN},
     # the same phone over Wi-Fi ADB at 5 MB/s (the top of the 0.1-5 MB/s reported, R10)
     "real-wifi": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 5.0,
-                  **_TREE},
+                  **_TREE, **_DRAWN},
 }
 DUMP_FAILURES = ("ok", "idle", "null_root", "killed", "registered")   # "ok": this dump works
 # What `ps -A` shows while each holder's UiAutomation client runs (package / process names).
@@ -78,7 +91,7 @@ REGISTERED_TEXT = ("java.lang.IllegalStateException: UiAutomationService android
                    "IAccessibilityServiceClient$Stub$Proxy@6b5d2a3already registered!\n"
                    "\tat android.app.UiAutomationConnection.registerUiTestAutomationServiceLocked(UiAutomationConnection"
                    ".java:456)\n\tat com.android.commands.uiautomator.DumpCommand.run(DumpCommand.java:90)\n")
-_TIMING_KEYS = ("uiautomator_delay_ms", "input_ms", "cmd_ms", "png_ms", "link_mb_s", *_TREE)
+_TIMING_KEYS = ("uiautomator_delay_ms", "input_ms", "cmd_ms", "png_ms", "link_mb_s", *_TREE, *_DRAWN)
 
 
 def settle(scenario: Scenario) -> None:
@@ -91,7 +104,7 @@ def settle(scenario: Scenario) -> None:
         for key, value in PROFILES[name].items():
             if getattr(scenario, key) == defaults[key]:
                 object.__setattr__(scenario, key, value)
-    for key in ("input_ms", "cmd_ms", "png_ms", "idle_timeout_ms"):
+    for key in ("input_ms", "cmd_ms", "png_ms", "idle_timeout_ms", *_DRAWN):
         value = getattr(scenario, key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ConfigError(f"{key} must be a whole number of milliseconds >= 0, not {value!r}")

@@ -25,6 +25,8 @@ every key is optional::
     trace: null                    # a DroidBot output folder: serve that recording instead (the trace phone)
     trace_start: null              # its state to start in (state_str, a unique prefix, or a capture tag)
     profile: null                  # real-usb | real-wifi: a real phone's timings (remote.sim.realism.PROFILES)
+    response_ms: 0                 # the screen shows an in-place change this long after its command (profiles: 33)
+    transition_ms: 0               # ... and a new screen (an activity, an app) this long after (profiles: 250)
     tree_server_start_ms: 0        # uiautomator2's u2.jar server: its cold start, its warm read (the profiles set them)
     tree_server_read_ms: 0
     tree_server_shot_ms: 0         # its takeScreenshot: the capture and the JPEG encoding on the phone
@@ -101,6 +103,8 @@ class Scenario:
     keyguard: str = "none"
     secure_layer: bool = False
     rotation: int = 0
+    response_ms: int = 0           # an in-place change is drawn this long after the command that made it
+    transition_ms: int = 0         # a new screen (an activity, an app) is drawn this long after its command
     # uiautomator2's resident tree server (remote.sim.tree_server)
     tree_server_start_ms: int = 0
     tree_server_read_ms: int = 0

@@ -65,7 +65,7 @@ class ADBController:
         self.operation_delay = operation_delay
         self._sleep = sleep
         self.typer = TextTyper(self, lambda: self.focused_text(), state_dir=state_dir, operation_delay=operation_delay,
-                               sleep=sleep)
+                               sleep=sleep, reads_at_once=self.tree_is_cheap)
         self._rom: Rom | None = None
         self._size: tuple[int, int] | None = None
         self._packages: set[str] | None = None
@@ -228,6 +228,10 @@ class ADBController:
     def tree_is_cheap(self) -> bool:
         """A fresh tree comes from the resident server (or will: it has not been tried yet)."""
         return self.tree.cheap
+
+    def tree_answers_now(self) -> bool:
+        """The resident server answers now: started, not still starting (a read would not wait for it)."""
+        return self.tree.answering
 
     def dump_stats(self) -> DumpStats:
         self.dumper.stats.tree = self.tree.report.to_dict()

@@ -221,7 +221,9 @@ class UiDumper:
         screen: OCR in its box) reads it when given and able, else the phone is dumped once more (its retries
         again), and `DumpFailed` is raised when that fails too.
         """
-        record = self.recent(FIELD_REUSE_S)
+        # a resident server's tree is read, not reused: it is cheap, and one read moments after a command may
+        # predate the app's drawing of it (a read-back polls: `text_input.TextTyper._read_back`)
+        record = self.recent(FIELD_REUSE_S) if self.fast is None else None
         xml = record.xml if record is not None else None
         if xml is None:
             try:

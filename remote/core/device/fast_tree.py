@@ -134,6 +134,13 @@ class FastTree:
         """Trees come (or are about to come) from the server, not the dump."""
         return self.mode is not TreeMode.DUMP and self.state is not TreeState.OFF
 
+    @property
+    def answering(self) -> bool:
+        """The server serves now: a read goes to it at once (none waits for a start under way)."""
+        warming = self._warming
+        return self.mode is not TreeMode.DUMP and self.state is TreeState.SERVING and \
+            (warming is None or not warming.is_alive())
+
     def warm(self) -> None:
         """Start the server now, beside a run's first commands (the wake check, the app's launch), so that the
         first read finds it answering; a failure is met by that read (the dump then serves, as always)."""

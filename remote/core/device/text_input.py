@@ -43,6 +43,10 @@ from remote.errors import (
 logger = logging.getLogger(__name__)
 DEL_KEY, MOVE_END_KEY, ENTER_KEY = 67, 123, 66
 WARMUP_TRIES, WARMUP_PAUSE_S = 3, 0.4   # at most 3 sends of the first piece, 2 read-backs each
+# A read-back from a tree read at once (the resident server does not wait for the screen to go idle, as a dump
+# does) can come before the app has drawn the text: two to three frames (docs/devices.md). Before the field is
+# called wrong and typed again, it is read again for up to this long (a dump's read-back never is: it waited).
+READBACK_WAIT_S, READBACK_POLL_S = 0.3, 0.05
 
 
 class Shell(Protocol):
@@ -65,9 +69,11 @@ class TextTyper:
     """``TextTyper(controller, read_field=controller.focused_text).type("你好", verify=True)``."""
 
     def __init__(self, link: Shell, read_field: FieldRead, *, state_dir: str | None = None,
-                 operation_delay: float = 0.0, sleep: Callable[[float], None] = time.sleep) -> None:
+                 operation_delay: float = 0.0, sleep: Callable[[float], None] = time.sleep,
+                 reads_at_once: Callable[[], bool] = lambda: False) -> None:
         self.link = link
         self.read_field = read_field
+        self.reads_at_once = reads_at_once   # the field is read without waiting for the screen to go idle
         self.state_dir = state_dir
         self.operation_delay = operation_delay
         self.sleep = sleep
@@ -237,13 +243,25 @@ class TextTyper:
         if before is None:   # nothing was typed (an empty text), so the field holds what it held
             before = read() or ""
         expected = text if clear else before + text
-        got = read()
-        if got in (expected, text):   # == text: what read as the field's text was its hint
+        got = self._read_back(read, (expected, text))   # == text: what read as the field's text was its hint
+        if got in (expected, text):
             return True
         logger.warning("typed text reads back as %d characters, expected %d; typing once more", len(got or ""),
                        len(expected))
         (self._type_plain if route is Route.PLAIN else self._retype_adbkeyboard)(expected, True, read)
         return read() == expected
+
+    def _read_back(self, read: FieldRead, wanted: tuple[str, ...]) -> str | None:
+        """The field's text; read at once (`reads_at_once`), read again every `READBACK_POLL_S` until it is one
+        of ``wanted`` or `READBACK_WAIT_S` has passed, as the app may not have drawn it yet."""
+        got = read()
+        if not self.reads_at_once():
+            return got
+        deadline = time.monotonic() + READBACK_WAIT_S
+        while got not in wanted and time.monotonic() < deadline:
+            self.sleep(READBACK_POLL_S)
+            got = read()
+        return got
 
     def _broadcast(self, action: str, *extras: str) -> str:
         """To ADBKeyboard's package explicitly (``-p``): phones that drop implicit broadcasts still deliver it."""
