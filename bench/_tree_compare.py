@@ -2,7 +2,9 @@
 
 Each task runs on the dump path and on the server path in turn (interleaved, so the machine's load hits
 both alike), at both ends of every uncertain cost of the profile (`remote.sim.realism.RANGES`: a warm
-read 5-100 ms, a dump 1-3 s, the other shell commands 30-150 ms). Printed per end: each task's wall time on
+read 5-100 ms, a dump 1-3 s, the other shell commands 30-150 ms, the server's screenshot 24-450 ms, a change drawn
+33-50 ms and a new screen 150-350 ms after its command, a raw screencap's capture 100-250 ms) and at the profile's
+own cited values between them. Printed per end: each task's wall time on
 both paths and their ratio, the trees read per step (server) and dumps per step (dump path), where the
 server path's seconds go (``shots``: frames the tree server gave, of all frames taken); then the targets: the
 headline at most 3.5 s (median) with a fresh tree behind every step and the final check, the templates together
@@ -16,20 +18,22 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from remote.sim.realism import RANGES
+from remote.sim.realism import PROFILES, RANGES
 
 HEADLINE_TARGET_S, SPEEDUP_TARGET = 3.5, 2.5
 
 
-def ends() -> dict[str, dict[str, int]]:
-    """``{"low": {key: low, ...}, "high": {key: high, ...}}``: every uncertain cost at one end."""
-    return {end: {key: pair[i] for key, pair in RANGES.items()} for i, end in enumerate(("low", "high"))}
+def ends(profile: str) -> dict[str, dict[str, int]]:
+    """``{"low": {key: low, ...}, "profile": {...}, "high": {...}}``: every uncertain cost at its low end, at the
+    profile's own (cited) value, and at its high end."""
+    low, high = ({key: pair[i] for key, pair in RANGES.items()} for i in (0, 1))
+    return {"low": low, "profile": {key: PROFILES[profile][key] for key in RANGES}, "high": high}
 
 
 def compare_trees(run_one: Callable[..., dict], pad: Callable[[str, int], str], tasks: list[str], headline: str,
                   profile: str, runs_dir: str, repeat: int, waits: bool) -> int:
     ok = True
-    for end, costs in ends().items():
+    for end, costs in ends(profile).items():
         print(f"\n== {profile}, {end} end: " + ", ".join(f"{k} {v}" for k, v in costs.items()))
         rows: list[tuple[dict, dict]] = []
         warms: list[dict | None] = []

@@ -26,6 +26,11 @@ class Navigator:
     def capture(self) -> Screen:
         return self.tools.capture.screen(tree=True)
 
+    def _drawn(self, wait_s: float, app: str | None = None) -> None:
+        """The wait after a swipe, a tap or a key here: ended once the screen shows its effect when trees are cheap
+        (`Capture.await_drawn`: the last screen looked at is the one acted on)."""
+        self.tools.capture.await_drawn(wait_s, self.tools.clock.sleep, app=app)
+
     def launch_from_launcher(self, name: str, sr: StepResult) -> StepEnd:
         """An app the modules do not know by name: its label on the launcher's pages (UI tree only)."""
         device = self.tools.device
@@ -42,14 +47,14 @@ class Navigator:
             loc = self.tools.locator.locate_with_fallback(f"text:{name}", ["tree"], screen)
             if loc.success and loc.reliable and loc.element is not None:
                 device.tap(*loc.element.center)
-                self.tools.clock.sleep(0.8)
+                self._drawn(0.8)
                 package = device.current_app().get("package", "")
                 if package:
                     self.tools.apps.launched.append(package)
                 sr.locate_result, sr.screenshot_before = loc, screen
                 return Ended.ok(f"opened {name} from launcher page {page + 1}"), None
             device.swipe_direction("left")
-            self.tools.clock.sleep(0.4)
+            self._drawn(0.4)
         raise AppMissing(f"no app named {name} on this phone: not an app the modules know, and not on the "
                          f"launcher's {pages} page(s)", hint="check the name on the phone", final=False)
 
@@ -87,8 +92,8 @@ class Navigator:
                 break
             if package and device.current_app().get("package") not in ("", package):
                 device.launch_app(package)   # BACK left the app: come back in
-                self.tools.clock.sleep(0.5)
+                self._drawn(0.5, app=package)
                 continue
             device.press_back()
-            self.tools.clock.sleep(0.3)
+            self._drawn(0.3)
         return Ended.failed(FailureReason.NOT_FOUND, f"{home} not seen after 10 BACK presses"), None

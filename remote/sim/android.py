@@ -311,8 +311,10 @@ def screencap(ctx: Ctx, argv: list[str]) -> int:
         return 1
     started = time.perf_counter()
     data = real_screen.frame(ctx.phone, png, int(display) if display else None)
-    if png:   # the phone encodes the PNG (§4.3): drawing and encoding it here stand for part of that time
-        ctx.sleep(ctx.phone.scenario.png_ms / 1000 - (time.perf_counter() - started))
+    # the phone captures (and for a PNG encodes) before the first byte moves: drawing (and encoding) the picture
+    # here stands for part of that time (remote.sim.realism: screencap_ms, png_ms)
+    scenario = ctx.phone.scenario
+    ctx.sleep((scenario.png_ms if png else scenario.screencap_ms) / 1000 - (time.perf_counter() - started))
     if path is None:
         ctx.out(data)
         return 0

@@ -10,6 +10,7 @@ says where a value is an assumption. The keys (all optional)::
     cmd_ms: 30                   # `cmd input`, `dumpsys`, `am`, `pm`, `ime`, `settings`: a native binary and a binder
                                  # call each (assumed, not measured)
     png_ms: 450                  # `screencap -p` encodes a PNG on the phone (§4.3)
+    screencap_ms: 250            # a raw `screencap` captures before its first byte moves (below)
     idle_timeout_ms: 10000       # an `idle` dump failure takes this long (waitForIdle's 10 s)
     dump_failures: [null_root]   # the first dumps go so, in order: ok | idle | null_root | killed | registered
     automation_holder: null      # uiautomator2 | appium: another UiAutomation client holds the phone
@@ -62,19 +63,23 @@ _TREE = {"tree_server_start_ms": 800, "tree_server_read_ms": 40, "tree_server_sh
 # ms, 250 in the profiles. A real phone's tree can show the new activity before its animation ends (a product that
 # waits for the tree then waits less); an app's cold start (seconds) is not modelled: the sim's launches are warm.
 _DRAWN = {"response_ms": 33, "transition_ms": 250}
+# A raw `screencap`'s capture before its first byte moves (`screencap_ms`; a PNG's `png_ms` holds its capture too):
+# "screencap takes 250 ms or so to capture" (Genymobile/scrcpy#112) at the top; a raw screencap piped over netcat
+# on emulators took 0.10-0.13 s in all (LmeSzinc/AzurLaneAutoScript#5703, #5107), so about 100 ms at the bottom.
+_CAPTURE = {"screencap_ms": 250}
 # The uncertain costs, both ends (bench/e2e_bench.py --compare-trees runs each end): a warm read 5-100 ms (above);
 # a dump 1.0-3.0 s ("1-3 s": docs/adb.md; 0.9-3.2 s one-shot in mobilecli PR #334); `cmd_ms` 30-150 ms is
 # an assumption at both ends (not measured: issue 35 reads it at 150 ms too).
 RANGES: dict[str, tuple[int, int]] = {"tree_server_read_ms": (5, 100), "uiautomator_delay_ms": (1000, 3000),
                                       "cmd_ms": (30, 150), "tree_server_shot_ms": (24, 450),
-                                      "response_ms": (33, 50), "transition_ms": (150, 350)}
+                                      "response_ms": (33, 50), "transition_ms": (150, 350), "screencap_ms": (100, 250)}
 PROFILES: dict[str, dict[str, Any]] = {
     # issue 25: dump 1.5 s, `input` 0.25 s, frames at USB 2.0 speed (~38 MB/s, R10)
     "real-usb": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 38.0,
-                 **_TREE, **_DRAWN},
+                 **_TREE, **_DRAWN, **_CAPTURE},
     # the same phone over Wi-Fi ADB at 5 MB/s (the top of the 0.1-5 MB/s reported, R10)
     "real-wifi": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 5.0,
-                  **_TREE, **_DRAWN},
+                  **_TREE, **_DRAWN, **_CAPTURE},
 }
 DUMP_FAILURES = ("ok", "idle", "null_root", "killed", "registered")   # "ok": this dump works
 # What `ps -A` shows while each holder's UiAutomation client runs (package / process names).
@@ -91,7 +96,7 @@ REGISTERED_TEXT = ("java.lang.IllegalStateException: UiAutomationService android
                    "IAccessibilityServiceClient$Stub$Proxy@6b5d2a3already registered!\n"
                    "\tat android.app.UiAutomationConnection.registerUiTestAutomationServiceLocked(UiAutomationConnection"
                    ".java:456)\n\tat com.android.commands.uiautomator.DumpCommand.run(DumpCommand.java:90)\n")
-_TIMING_KEYS = ("uiautomator_delay_ms", "input_ms", "cmd_ms", "png_ms", "link_mb_s", *_TREE, *_DRAWN)
+_TIMING_KEYS = ("uiautomator_delay_ms", "input_ms", "cmd_ms", "png_ms", "link_mb_s", *_TREE, *_DRAWN, *_CAPTURE)
 
 
 def settle(scenario: Scenario) -> None:
@@ -104,7 +109,7 @@ def settle(scenario: Scenario) -> None:
         for key, value in PROFILES[name].items():
             if getattr(scenario, key) == defaults[key]:
                 object.__setattr__(scenario, key, value)
-    for key in ("input_ms", "cmd_ms", "png_ms", "idle_timeout_ms", *_DRAWN):
+    for key in ("input_ms", "cmd_ms", "png_ms", "idle_timeout_ms", *_DRAWN, *_CAPTURE):
         value = getattr(scenario, key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ConfigError(f"{key} must be a whole number of milliseconds >= 0, not {value!r}")

@@ -95,6 +95,7 @@ class Scenario:
     input_ms: int = 0
     cmd_ms: int = 0
     png_ms: int = 0
+    screencap_ms: int = 0
     idle_timeout_ms: int = 10000
     dump_failures: tuple[str, ...] = ()
     automation_holder: str | None = None
