@@ -111,7 +111,8 @@ class Looks:
         """Swipe until the target shows, at most ``max_swipes`` times, or until the list stops moving."""
         def swipe() -> None:
             self.tools.device.swipe_direction(FINGER[args.direction], 0.5, 300)
-            self.tools.clock.sleep(SCROLL_SETTLE_S)
+            # ended once the list shows the swipe and stops moving, when trees are cheap (`Capture.await_drawn`)
+            self.tools.capture.await_drawn(SCROLL_SETTLE_S, self.tools.clock.sleep)
 
         got = scroll_until_visible(self.eyes(screen, step.targets), swipe, args.max_swipes)
         seen, shot, swipes = got.seen, got.screen, got.swipes
