@@ -97,3 +97,38 @@ def test_with_changes_drawn_late_every_step_is_judged_on_its_effect_and_nothing_
     assert len(sent) == 2                                             # 张三 and 你好, each once
     captures = record["device"]["captures"]
     assert captures["drawn"] >= 4                                     # waits ended on the effect, held
+
+
+@pytest.mark.sim(transition_ms=450, response_ms=50)
+def test_each_back_press_is_judged_on_the_screen_it_brought(sim_server, sim_phone, tmp_path):
+    """back_to_home on a phone that draws a new screen 450 ms after BACK (the loop waits 300 ms): each press is
+    judged once its screen is drawn, so one press leaves the search page (a look at the screen still drawn from
+    before would press again, and leave the app)."""
+    from remote.apps import APPS_DIR, ModuleRegistry
+    from tests.support.runner_fixtures import runner_for
+    from tests.test_apps import write_module
+
+    write_module(tmp_path / "mods", "probe", "name: probe\nkeywords: [搜索页]\n", """\
+        tasks:
+          - name: search_and_back
+            patterns: [去搜索页再回来]
+            steps:
+              - {action: launch_app, params: {package: com.tencent.mm}, wait_after: 600}
+              - {action: back_to_home}
+              - {action: tap, target_ref: "text:搜索"}
+              - {action: back_to_home}
+            success_check: {app: com.tencent.mm}
+        """)
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO,
+                        state_dir=str(tmp_path / "ime")).connect()
+    try:
+        runner = runner_for(adb, tmp_path, sleep=time.sleep, device_state=sim_phone.snapshot)
+        runner.registry = ModuleRegistry([tmp_path / "mods", APPS_DIR])
+        result = runner.run("去搜索页再回来")
+    finally:
+        adb.close()
+    assert result.status.value == "success", result.error_message
+    back = result.step_results[3]
+    assert back.status.value == "success" and "home after 1 BACK presses" in back.notes
+    assert sum(c.endswith("keyevent 4") for c in sim_phone.snapshot()["commands"]) == 1
+    assert sim_phone.screen_name == "chats"
