@@ -55,23 +55,27 @@ def await_drawn(read: Callable[[], str], wait_s: float, sleep: Callable[[float],
         sleep(wait_s)
         return 0, False
     was = None if before is None else shape(before)
-    start = time.monotonic()
-    reads, seen, late = 0, None, False
+    # the time spent: the reads' own, and the pauses asked of ``sleep`` (counted as asked, so that a sleep that
+    # skips waits, as the tests' does, never turns this into a busy loop)
+    spent, reads, seen, late = 0.0, 0, None, False
     while True:
         begun = time.monotonic()
         try:
             xml = read()
         except DeviceError:   # the step's own read after the wait meets the error and says it
-            sleep(max(0.0, wait_s - (time.monotonic() - start)))
+            sleep(max(0.0, wait_s - spent))
             return reads, False
         reads += 1
+        took = time.monotonic() - begun
+        spent += took
         now = shape(xml)
         arrived = package(xml) == app if app is not None else now != was
         if arrived and now == seen:
             return reads, True
         seen = now if arrived else None
-        elapsed = time.monotonic() - start
-        late = late or (seen is None and elapsed >= wait_s)   # past the wait with nothing shown: read on a while
-        if elapsed >= wait_s + (LATE_S if late else 0.0):
+        late = late or (seen is None and spent >= wait_s)   # past the wait with nothing shown: read on a while
+        if spent >= wait_s + (LATE_S if late else 0.0):
             return reads, False
-        sleep(max(0.0, POLL_S - (time.monotonic() - begun)))
+        pause = max(0.0, POLL_S - took)
+        sleep(pause)
+        spent += pause
