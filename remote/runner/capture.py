@@ -188,8 +188,11 @@ class Capture:
     def screen(self, *, tree: bool, fresh: bool = False) -> Screen:
         """The screen now; with ``tree`` its UI tree too (``fresh``: dump, never reuse). A screen with a tree
         becomes `last`."""
-        if tree and self._cheap() and (fresh or self._recent() is None):
-            return self._with_tree(self._frame)   # a tree to read (none since the last action): beside the frame
+        if tree and self._cheap():
+            # read beside the frame, never reused: it costs no time beside the frame, and a tree reused from the
+            # phone's last read (a poll of `await_drawn`, a read-back) would send a target not found to be looked
+            # for again on a fresh one (`Aimer.locate`)
+            return self._with_tree(self._frame)
         image, secure = self._frame()
         if not tree and not secure:
             return Screen(image)
