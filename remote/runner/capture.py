@@ -263,15 +263,14 @@ class Capture:
         changed from `last` (the screen acted on), or the window is ``app``'s after its launch, and held still
         (`drawn.await_drawn`: at most ``settle_s``, a little longer while nothing changed); else (the dump, or a
         server still starting) ``settle_s``."""
-        device = self.device
+        device, started = self.device, time.monotonic()
         if not (isinstance(device, CheapTree) and device.tree_is_cheap() and device.tree_answers_now()):
             sleep(settle_s)   # the dump, or a server still starting (a read would wait for its start)
-            return
-        before = self.last.xml if self.last is not None else None
-        started = time.monotonic()
-        reads, shown = drawn.await_drawn(self.device.dump_hierarchy, settle_s, sleep, before=before, app=app)
-        self.stats.dumps += reads
-        self.stats.drawn += shown
+        else:
+            before = self.last.xml if self.last is not None else None
+            reads, shown = drawn.await_drawn(device.dump_hierarchy, settle_s, sleep, before=before, app=app)
+            self.stats.dumps += reads
+            self.stats.drawn += shown
         self.stats.waited_ms += (time.monotonic() - started) * 1000
 
     def _with_tree(self, frame: Callable[[], Frame]) -> Screen:

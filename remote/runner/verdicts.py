@@ -70,7 +70,7 @@ class Judge:
         started, waited_before = time.perf_counter(), stats.waited_ms
         screen = self.tools.capture.after_action(ms / 1000, self.tools.clock.sleep, tree=tree, beside=beside)
         # with cheap trees the wait ends once the screen shows the effect (`Capture.await_drawn`): what it took
-        waited = stats.waited_ms - waited_before if self._tree_is_cheap() and tree else ms
+        waited = (stats.waited_ms - waited_before) or ms
         if waited:
             sr.timings["wait"] = round(sr.timings.get("wait", 0) + waited, 1)
         spent = (time.perf_counter() - started) * 1000
