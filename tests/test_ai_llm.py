@@ -48,6 +48,23 @@ def test_images_are_downscaled_data_urls(model_server, llm_config):
     assert client.last_images[1].scale == pytest.approx(288 / 1080)
 
 
+def test_a_screen_asked_about_again_is_encoded_once_and_another_image_anew(model_server, llm_config, monkeypatch):
+    from remote.ai import images
+
+    encoded: list[tuple[int, int]] = []
+    real = images.encode_image
+    monkeypatch.setattr(images, "encode_image", lambda image, size: encoded.append(size) or real(image, size))
+    client = LLMClient(dataclasses.replace(llm_config, max_image_side=640), retry=FAST_RETRY)
+    model_server.script("locate", "ok", "ok", "ok")
+    shot, same_pixels = Image.new("RGB", (1080, 2400), "white"), Image.new("RGB", (1080, 2400), "white")
+    client.complete(MSG, purpose="locate", images=[shot])
+    client.complete(MSG, purpose="locate", images=[shot])
+    client.complete(MSG, purpose="locate", images=[same_pixels])
+    assert encoded == [(288, 640), (288, 640)]                  # the second ask reused the first encoding
+    urls = [r.image_urls[0] for r in model_server.requests]
+    assert len(urls) == 3 and urls[0] == urls[1] == urls[2]
+
+
 def test_text_only_model_is_never_sent_images(model_server, llm_config):
     client = LLMClient(dataclasses.replace(llm_config, supports_vision=False), retry=FAST_RETRY)
     with pytest.raises(ModelError, match="does not accept images"):

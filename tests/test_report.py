@@ -15,6 +15,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fontTools.ttLib import TTFont
 from PIL import Image
@@ -347,16 +348,17 @@ def test_a_steps_screens_are_written_beside_the_run_before_the_run_json_that_nam
 def test_a_screen_stored_twice_is_encoded_once_and_written_the_same(tmp_path, monkeypatch):
     """A step's screen after is the next one's before (the same Screen): both files are written, one PNG made."""
     from remote.core.locate.screen import Screen
+    from remote.core.record import recorder
     from remote.core.record.recorder import RunRecorder
 
     encodes: list[str] = []
-    real_save = Image.Image.save
+    real_png = recorder.png_bytes
 
-    def save(self, fp, format=None, **params):   # noqa: A002 - PIL's own name
-        encodes.append(str(format))
-        return real_save(self, fp, format, **params)
+    def png_bytes(image):
+        encodes.append("PNG")
+        return real_png(image)
 
-    monkeypatch.setattr(Image.Image, "save", save)
+    monkeypatch.setattr(recorder, "png_bytes", png_bytes)
     rec = RunRecorder(tmp_path, "两次")
     shared, other = Screen(Image.new("RGB", (60, 120), (20, 120, 200))), Screen(Image.new("RGB", (60, 120), (0, 0, 0)))
     rec.save_screen("s01-after", shared)
@@ -366,3 +368,28 @@ def test_a_screen_stored_twice_is_encoded_once_and_written_the_same(tmp_path, mo
     assert encodes == ["PNG", "PNG"]                       # the shared screen once, the other once
     assert (rec.dir / "s01-after.png").read_bytes() == (rec.dir / "s02-before.png").read_bytes()
     assert (rec.dir / "s01-after.png").read_bytes() != (rec.dir / "s02-after.png").read_bytes()
+
+
+def test_a_screen_is_stored_as_a_lossless_png_and_its_thumbnail_is_the_files(tmp_path, monkeypatch):
+    """The recorder's PNG (OpenCV's libpng for RGB, Pillow otherwise) decodes to the very pixels; a thumbnail made
+    from the image just written (`shown`) is the one made from the file."""
+    from remote.core.record import report_html
+    from remote.core.record.recorder import png_bytes
+
+    rng = np.random.default_rng(7)
+    rgb = Image.fromarray(rng.integers(0, 256, (90, 60, 3), dtype=np.uint8), "RGB")
+    for image in (rgb, rgb.convert("RGBA"), rgb.convert("L")):
+        back = Image.open(io.BytesIO(png_bytes(image)))
+        assert back.mode == image.mode and np.array_equal(np.asarray(back), np.asarray(image))
+    path = tmp_path / "s01-before.png"
+    path.write_bytes(png_bytes(rgb))
+    marks = {"bbox": [5, 5, 40, 30], "point": (20, 20)}
+    from_file = report_html._thumbnail(path, marks)
+    report_html._THUMBS.clear()
+    report_html.shown(path, rgb)
+
+    def no_decoding(*args):
+        raise AssertionError("decoded the file again")
+
+    monkeypatch.setattr(Image, "open", no_decoding)
+    assert report_html._thumbnail(path, marks) == from_file

@@ -40,7 +40,8 @@ class FakeAdbServer:
 
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever to look again: every 0.5 s by default, 1 s of a test of two servers
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def __enter__(self) -> FakeAdbServer:
         self._thread.start()

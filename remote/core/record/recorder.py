@@ -33,9 +33,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import cv2
+import numpy as np
 from PIL import Image
 
 from remote.core.record.report import warm, write_report
+from remote.core.record.report_html import shown
 from remote.core.records import StepResult, TaskResult, to_jsonable
 from remote.core.safe_files import write_atomic
 
@@ -87,6 +90,7 @@ class RunRecorder:
             if png is not None:
                 write_atomic(self.dir / f"{name}.png", png, durable=False)
                 files["image"] = f"{name}.png"
+                shown(self.dir / f"{name}.png", screen_image(screen))   # its thumbnails need not decode it
             if xml:
                 write_atomic(self.dir / f"{name}.xml", xml, durable=False)
                 files["xml"] = f"{name}.xml"
@@ -96,16 +100,15 @@ class RunRecorder:
 
     def _png(self, screen: Any) -> bytes | None:
         """The screen's picture as PNG bytes, encoded once for the same screen (on the writer thread)."""
-        for shown, png in self._encoded:
-            if shown is screen:
+        for earlier, png in self._encoded:
+            if earlier is screen:
                 return png
         image = screen_image(screen)
         if image is None:
             return None
-        out = io.BytesIO()
-        image.save(out, "PNG", optimize=False, compress_level=1)
-        self._encoded = [*self._encoded[-3:], (screen, out.getvalue())]
-        return out.getvalue()
+        png = png_bytes(image)
+        self._encoded = [*self._encoded[-3:], (screen, png)]
+        return png
 
     def _later(self, job: Callable[[], None]) -> None:
         """Run ``job`` on the record's writer thread, after every job handed in before it: a step's screens
@@ -201,6 +204,20 @@ def step_dict(sr: StepResult) -> dict[str, Any]:
     d["confidence"] = round(loc.element.confidence, 3) if loc and loc.element else None
     d["bbox"] = list(loc.element.bbox) if loc and loc.element else None
     return d
+
+
+def png_bytes(image: Image.Image) -> bytes:
+    """``image`` as a PNG, fast: libpng through OpenCV with the Up filter on every row costs half of Pillow's
+    (which tries five filters a row) for the same pixels and 3 % more bytes (16 real screenshots: 0.60 s,
+    not 1.10 s, 5.8 MB, not 5.6); Pillow where this OpenCV cannot choose the filter, or for other modes."""
+    if image.mode == "RGB" and hasattr(cv2, "IMWRITE_PNG_FILTER"):
+        ok, buf = cv2.imencode(".png", cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR),
+                               [cv2.IMWRITE_PNG_COMPRESSION, 1, cv2.IMWRITE_PNG_FILTER, cv2.IMWRITE_PNG_FILTER_UP])
+        if ok:
+            return buf.tobytes()
+    out = io.BytesIO()
+    image.save(out, "PNG", optimize=False, compress_level=1)
+    return out.getvalue()
 
 
 def screen_image(screen: Any) -> Image.Image | None:

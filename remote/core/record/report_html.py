@@ -12,6 +12,7 @@ import html
 import io
 import threading
 from collections import OrderedDict
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from remote.errors import BadInput
 THUMB_WIDTH = 300
 THUMBS_KEPT = 256            # thumbnails remembered (~15 kB each): a long run's, or a few runs' in one process
 _THUMBS: OrderedDict[tuple[str, int, int, str], str | None] = OrderedDict()
+SHOWN_KEPT = 6               # screens just written kept as images (`shown`): a step's, until its thumbnails are made
+_SHOWN: OrderedDict[tuple[str, int, int], Image.Image] = OrderedDict()
 _THUMBS_LOCK = threading.Lock()
 PHASES = ("capture", "locate", "act", "wait", "verify")
 PHASE_COLOURS = {"capture": "#7aa6d6", "locate": "#e0a84f", "act": "#6fbf73", "wait": "#c9c9c9", "verify": "#b58ad6"}
@@ -99,7 +102,7 @@ def legend() -> str:
 
 def annotate(image: Image.Image, bbox: Any = None, point: Any = None, candidates: Any = ()) -> Image.Image:
     """A copy of ``image`` with candidates, the box and the tap point drawn (device pixels)."""
-    img = image.convert("RGB").copy()
+    img = image.convert("RGB")       # a copy, also of an RGB image
     draw = ImageDraw.Draw(img)
     width = max(2, img.width // 200)
     for cand in candidates or ():
@@ -119,7 +122,10 @@ def annotate(image: Image.Image, bbox: Any = None, point: Any = None, candidates
 
 def thumb_data_url(img: Image.Image) -> str:
     scale = THUMB_WIDTH / img.width
-    small = img.convert("RGB").resize((THUMB_WIDTH, max(1, round(img.height * scale))), Image.Resampling.BILINEAR)
+    # reducing_gap: an integer box reduction first, down to twice the thumbnail's size (Image.thumbnail's way):
+    # a third less time for a 1440x3200 screen, pixels within 0.06 of 255 on average of the plain resize
+    small = (img if img.mode == "RGB" else img.convert("RGB")).resize(
+        (THUMB_WIDTH, max(1, round(img.height * scale))), Image.Resampling.BILINEAR, reducing_gap=2.0)
     buf = io.BytesIO()
     small.save(buf, "JPEG", quality=72)
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
@@ -148,10 +154,11 @@ def _thumbnail(path: Path, marks: dict[str, Any] | None) -> str | None:
         if key in _THUMBS:
             _THUMBS.move_to_end(key)
             return _THUMBS[key]
+        known = _SHOWN.get(key[:3])
     try:
-        with Image.open(path) as img:
+        with (nullcontext(known) if known is not None else Image.open(path)) as img:
             check_size(img.size, "screenshot")
-            url: str | None = thumb_data_url(annotate(img, **marks) if marks else img.convert("RGB"))
+            url: str | None = thumb_data_url(annotate(img, **marks) if marks else img)
     except (BadInput, OSError, ValueError, TypeError):
         url = None
     with _THUMBS_LOCK:
@@ -159,6 +166,22 @@ def _thumbnail(path: Path, marks: dict[str, Any] | None) -> str | None:
         while len(_THUMBS) > THUMBS_KEPT:
             _THUMBS.popitem(last=False)
     return url
+
+
+def shown(path: Path, image: Image.Image | None) -> None:
+    """``image`` is what the PNG just written at ``path`` holds: its thumbnails are made from it, not from the
+    file decoded again (40 ms at 1440x3200). The last few are kept: a run's record makes each step's thumbnails
+    right after storing its screens."""
+    if image is None or image.mode not in ("RGB", "RGBA", "L"):     # the modes a PNG gives back as they were
+        return
+    try:
+        stat = path.stat()
+    except OSError:
+        return
+    with _THUMBS_LOCK:
+        _SHOWN[(str(path), stat.st_mtime_ns, stat.st_size)] = image
+        while len(_SHOWN) > SHOWN_KEPT:
+            _SHOWN.popitem(last=False)
 
 
 def page(title: str, body: str) -> str:

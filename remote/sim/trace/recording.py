@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,6 +32,11 @@ from remote.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
+# A recording's index as read (graph, state heads, events: 0.1-0.13 s for the shared ones, 814 event files for
+# Weibo's), kept for the next phone of this process on the same unchanged folder: tests and benches start many.
+READ_KEPT = 4
+_READ: OrderedDict[tuple[Any, ...], tuple[Any, ...]] = OrderedDict()
+_READ_LOCK = threading.Lock()
 TREE_CACHE = 16           # parsed view trees kept (a weibo tree is up to 250 KB of JSON)
 HEAD_BYTES = 2048         # a state file names its tag, state_str and activity in its first lines
 _HEAD = {key: re.compile(rf'"{key}"\s*:\s*"([^"]*)"') for key in ("tag", "state_str", "foreground_activity")}
@@ -102,11 +108,20 @@ class Recording:
         if not utg_path.is_file() or not states_dir.is_dir():
             what = "no such folder" if not path.is_dir() else "not a DroidBot output folder (needs utg.js and states/)"
             raise ConfigError(what, path=str(path), hint=WHERE_RECORDINGS_COME_FROM)
-        meta, edges = _read_utg(utg_path)
-        states, tags = _index_states(states_dir)
-        if not states:
-            raise ConfigError("the recording has no screen with both a view tree and a screenshot", path=str(path))
-        events = _read_events(path / "events")
+        key = _stamp(path)
+        with _READ_LOCK:
+            read = _READ.get(key)
+        if read is None:
+            meta, edges = _read_utg(utg_path)
+            states, tags = _index_states(states_dir)
+            if not states:
+                raise ConfigError("the recording has no screen with both a view tree and a screenshot", path=str(path))
+            read = (meta, states, tags, _read_events(path / "events"), edges)
+            with _READ_LOCK:
+                _READ[key] = read
+                while len(_READ) > READ_KEPT:
+                    _READ.popitem(last=False)
+        meta, states, tags, events, edges = read
         log.info("trace %s: %d screens, %d events, %d edges", path.name, len(states), len(events), len(edges))
         return cls(path, meta, states, tags, events, edges)
 
@@ -245,6 +260,15 @@ def _box(bounds: Any) -> Box | None:
         return int(x1), int(y1), int(x2), int(y2)
     except (TypeError, ValueError):
         return None
+
+
+def _stamp(path: Path) -> tuple[Any, ...]:
+    """What tells a recording read before from one changed since: the graph file, and the folders of states and
+    events (a file added or removed changes its folder)."""
+    utg = (path / "utg.js").stat()
+    events = path / "events"
+    return (str(path.resolve()), utg.st_mtime_ns, utg.st_size, (path / "states").stat().st_mtime_ns,
+            events.stat().st_mtime_ns if events.is_dir() else None)
 
 
 def _read_utg(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
