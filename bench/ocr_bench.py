@@ -55,11 +55,13 @@ from _cases import Pair, load_pairs  # noqa: E402
 from _tally import GAP_POINTS, inside, judge, pct  # noqa: E402
 from _text_nodes import drawn_text, drawn_text_nodes  # noqa: E402
 
-from remote.core.locate import ocr  # noqa: E402
+from remote.core.locate import ocr, ocr_memo  # noqa: E402
 from remote.core.locate.hybrid_locator import HybridLocator  # noqa: E402
 from remote.core.locate.screen import Screen  # noqa: E402
 from remote.core.locate.ui_tree import UINode, UITree, normalize_text, parse_hierarchy  # noqa: E402
 from tests.support.data import data_path  # noqa: E402
+
+ocr_memo.remember_readings(False)   # every reading timed is a reading made, not one remembered
 
 DATA = (data_path("real-dev"), data_path("real-zh"))   # REMOTE_DATA_DIR, else shared/data beside the checkout
 ABSENT_LIMIT_MS = 1000.0   # issue 16: a text not on the screen is reported absent within 1 s

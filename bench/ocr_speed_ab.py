@@ -34,7 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _cases import load_pairs  # noqa: E402
 from ocr_bench import DATA, SPLIT  # noqa: E402
 
-from remote.core.locate import ocr  # noqa: E402
+from remote.core.locate import ocr, ocr_memo  # noqa: E402
+
+ocr_memo.remember_readings(False)   # every reading timed is a reading made, not one remembered
+
 
 
 def before(now: ocr.Engine) -> ocr.Engine:

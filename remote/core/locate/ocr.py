@@ -53,7 +53,7 @@ import numpy as np
 
 from remote.core.coords import image_to_screen
 from remote.core.lazy import Lazy
-from remote.core.locate import ocr_bands
+from remote.core.locate import ocr_bands, ocr_memo
 from remote.core.locate.image_checks import as_bgr
 from remote.core.locate.ocr_sessions import cores, inference_session, session_options
 from remote.core.locate.ocr_text import (
@@ -199,8 +199,9 @@ def unavailable_reason() -> str:
 
 
 def reset_engine() -> None:
-    """Forget the engine (and a failure to build it): the next use builds it again."""
+    """Forget the engine (and a failure to build it, and what it read): the next use builds it again."""
     _engine.reset()
+    ocr_memo.forget()
 
 
 def use_recognizer(model_path: str | None, keys_path: str | None = None) -> None:
@@ -235,6 +236,25 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None 
         return []
     t0 = time.perf_counter()
     bgr = np.ascontiguousarray(as_bgr(screenshot, "screenshot"))
+    # the same pixels give the same lines: a screen read again is answered from the last readings (ocr_memo)
+    key = ocr_memo.key(bgr, reading, id(engine), engine.squeeze, id(engine.rapid.text_rec))
+    kept = ocr_memo.get(key)
+    if kept is not None:
+        if timing is not None:
+            timing.update(det_ms=0.0, rec_ms=0.0, lines=len(kept[1]), remembered=1)
+        if quads is not None:
+            quads.extend(kept[1])
+        return list(kept[0])
+    boxes, lines = _read(engine, bgr, reading, timing, t0)
+    if quads is not None:
+        quads.extend(lines)
+    ocr_memo.put(key, boxes, lines)
+    return boxes
+
+
+def _read(engine: Engine, bgr: np.ndarray, reading: str, timing: dict[str, float] | None,
+          t0: float) -> tuple[list[TextBox], list[np.ndarray]]:
+    """One reading of ``bgr`` (`read_text`): its lines and every quad the detector found."""
     H, W = bgr.shape[:2]
     s = det_scale((W, H), reading)
     w, h = max(32, round(W * s)), max(32, round(H * s))
@@ -248,9 +268,7 @@ def read_text(screenshot: Any, *, reading: str = "first", engine: Engine | None 
     boxes = recognize(engine, bgr, lines)
     if timing is not None:
         timing.update(det_ms=(t1 - t0) * 1000, rec_ms=(time.perf_counter() - t1) * 1000, lines=len(lines))
-    if quads is not None:
-        quads.extend(lines)
-    return boxes
+    return boxes, lines
 
 
 def _char_info(line: Any, text: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
