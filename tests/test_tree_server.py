@@ -196,8 +196,9 @@ def test_without_the_server_frames_come_from_screencap(sim_server, sim_phone):
 
 def test_with_the_server_a_steps_tree_is_read_after_its_wait_never_during_it(sim_server, sim_phone):
     """The server reads at once (no wait for idle, unlike the dump): a tree read while the step waits would be of
-    the screen before the action's effect. So the tree is read after the wait, and an app's launch is not
-    prefetched."""
+    the screen before the action's effect. So the step's tree is read after the wait (reads during it only look
+    for the effect, and with no screen looked at before the action there is nothing to look for: none), and an
+    app's launch is not prefetched."""
     from remote.runner.capture import Capture
 
     adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
