@@ -5,8 +5,6 @@ each once (``read_module``), or the first stops the load (``load_module``)."""
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +26,12 @@ from remote.apps.schema import (
     slots_used,
 )
 from remote.errors import ConfigError, did_you_mean
+from remote.kept import Kept
 from remote.yamlfile import MAX_BYTES, line_of, line_of_key, load_yaml
 
 READ_KEPT = 64             # module folders whose outcome is kept (`read_module`)
-_READ: OrderedDict[tuple[str, tuple[str | None, str | None]], tuple[AppModule | None, tuple[Problem, ...]]] = \
-    OrderedDict()
-_READ_LOCK = threading.Lock()
+_READ: Kept[tuple[str, tuple[str | None, str | None]], tuple[AppModule | None, tuple[Problem, ...]]] = \
+    Kept(READ_KEPT)
 
 
 def _read(c: Checker) -> Any:
@@ -97,16 +95,12 @@ def read_module(folder: Path) -> tuple[AppModule | None, list[Problem]]:
     kept for the folder and the files' text (the text, not their times: two writes of one size can share a
     time). 15-30 ms saved a runner (the shipped five); a file changed while it was read is not kept."""
     texts = _texts(folder)
-    with _READ_LOCK:
-        kept = _READ.get((str(folder), texts)) if texts is not None else None
+    kept = _READ.get((str(folder), texts)) if texts is not None else None
     if kept is not None:
         return kept[0], list(kept[1])
     module, problems = _read_module(folder)
     if texts is not None and _texts(folder) == texts:
-        with _READ_LOCK:
-            _READ[(str(folder), texts)] = (module, tuple(problems))
-            while len(_READ) > READ_KEPT:
-                _READ.popitem(last=False)
+        _READ.put((str(folder), texts), (module, tuple(problems)))
     return module, problems
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,14 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from remote.errors import ConfigError
+from remote.kept import Kept
 
 log = logging.getLogger(__name__)
 
 # A recording's index as read (graph, state heads, events: 0.1-0.13 s for the shared ones, 814 event files for
 # Weibo's), kept for the next phone of this process on the same unchanged folder: tests and benches start many.
 READ_KEPT = 4
-_READ: OrderedDict[tuple[Any, ...], tuple[Any, ...]] = OrderedDict()
-_READ_LOCK = threading.Lock()
+_READ: Kept[tuple[Any, ...], tuple[Any, ...]] = Kept(READ_KEPT)
 TREE_CACHE = 16           # parsed view trees kept (a weibo tree is up to 250 KB of JSON)
 HEAD_BYTES = 2048         # a state file names its tag, state_str and activity in its first lines
 _HEAD = {key: re.compile(rf'"{key}"\s*:\s*"([^"]*)"') for key in ("tag", "state_str", "foreground_activity")}
@@ -109,18 +108,14 @@ class Recording:
             what = "no such folder" if not path.is_dir() else "not a DroidBot output folder (needs utg.js and states/)"
             raise ConfigError(what, path=str(path), hint=WHERE_RECORDINGS_COME_FROM)
         key = _stamp(path)
-        with _READ_LOCK:
-            read = _READ.get(key)
+        read = _READ.get(key)
         if read is None:
             meta, edges = _read_utg(utg_path)
             states, tags = _index_states(states_dir)
             if not states:
                 raise ConfigError("the recording has no screen with both a view tree and a screenshot", path=str(path))
             read = (meta, states, tags, _read_events(path / "events"), edges)
-            with _READ_LOCK:
-                _READ[key] = read
-                while len(_READ) > READ_KEPT:
-                    _READ.popitem(last=False)
+            _READ.put(key, read)
         meta, states, tags, events, edges = read
         log.info("trace %s: %d screens, %d events, %d edges", path.name, len(states), len(events), len(edges))
         return cls(path, meta, states, tags, events, edges)
