@@ -15,9 +15,9 @@
   wire measured before; the cheaper serves the rest of the session (docs/devices.md "Frames and taps").
   A shot the server cannot give (it stopped, it answered none) is taken by screencap. Not on a phone
   whose display is chosen by id (the server captures the default display only).
-* Ahead of the first frame (`FrameGrabber.warm`, beside a run's first step): the display is read, the link
-  timed on a raw frame's first megabyte and, once the server answers, its screenshot timed, so the first
-  frame waits for none of them.
+* Ahead of the first frame (`FrameGrabber.warm`, beside a run's first step and the server's start): the
+  display is read and the link timed on a raw frame's first megabyte, so the first frame waits for neither;
+  that frame, the server's first screenshot, is timed as it is taken.
 * Decoding (item 6 of issue 25): straight into the BGR ``ndarray`` the locator
   works on; PIL only on demand.
 """
@@ -95,16 +95,16 @@ class FrameGrabber:
         return self._display_read
 
     def warm(self) -> None:
-        """Read the display and time the link now, on a thread of its own, so the session's first frame waits
-        only for what is left of it (`grab` takes the lock it holds); a failure is met again by that frame."""
+        """Read the display and time the link now, on a thread of its own, beside the server's start and the
+        launch's wait, so the session's first frame waits only for what is left of it (`grab` takes the lock it
+        holds); a failure is met again by that frame. The server's screenshot is not timed here: the first frame
+        it serves is timed (it costs nothing more), against the link timed here. Timed once the server answered,
+        the link's raw frame had come after the launch's wait, on the first step's critical path."""
         def time_link() -> None:
-            self.shot_ready()   # a server still starting first: its start and the step's own commands come first
             with self._lock:
                 try:
                     if self._transfer_s is None and not self.report.wire:
                         self._timed_link(retry=False)   # one try: the first frame times it again
-                    if self.report.server_shots is None:
-                        self._shot()      # the server's, timed once it answers (the frame is not used)
                 except (DeviceError, OSError) as exc:   # the first frame meets it again, and says it
                     logger.info("frames not timed ahead: %s", exc)
 
