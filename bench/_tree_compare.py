@@ -3,8 +3,8 @@
 Each task runs on the dump path and on the server path in turn (interleaved, so the machine's load hits
 both alike), at both ends of every uncertain cost of the profile (`remote.sim.realism.RANGES`: a warm
 read 5-100 ms, a dump 1-3 s, the other shell commands 30-150 ms, the server's screenshot 24-450 ms, a change drawn
-33-50 ms and a new screen 150-350 ms after its command, a raw screencap's capture 100-250 ms) and at the profile's
-own cited values between them. Printed per end: each task's wall time on
+33-50 ms and a new screen 150-350 ms after its command, a raw screencap's capture 100-250 ms, the server's calls
+answered side by side or one at a time) and at the profile's own cited values between them. Printed per end: each task's wall time on
 both paths and their ratio, the trees read per step (server) and dumps per step (dump path), where the
 server path's seconds go (``shots``: frames the tree server gave, of all frames taken); then the targets: the
 headline at most 3.5 s (median) with a fresh tree behind every step and the final check, the templates together

@@ -52,7 +52,13 @@ Ctx: TypeAlias = Any
 # slow"); the high end gains nothing over `screencap` (1080x2400 in ~450 ms, web-infra-dev/midscene PR #1842). The
 # profiles charge 250 ms: "screencap takes 250 ms or so to capture" (Genymobile/scrcpy#112), the same SurfaceFlinger
 # capture. No published figure times u2's own call, hence the range.
-_TREE = {"tree_server_start_ms": 800, "tree_server_read_ms": 40, "tree_server_shot_ms": 250}
+# Calls asked at once (a read beside a screenshot): u2.jar's HTTP server is NanoHTTPD, whose default runner serves
+# each request on a thread of its own ("By default, the server spawns a new Thread for every incoming request",
+# NanoHTTPD's DefaultAsyncRunner), and neither `AutomatorHttpServer.serve` nor `AutomatorServiceImpl`'s
+# `dumpWindowHierarchy` / `takeScreenshot` takes a lock (openatx/android-uiautomator-server-jar @ 43363d8, a14a27a):
+# the profiles answer them side by side, each at its own cost. How much a phone's cores slow two at once is not
+# published: the dear end answers one call at a time (`tree_server_one_call` 1).
+_TREE = {"tree_server_start_ms": 800, "tree_server_read_ms": 40, "tree_server_shot_ms": 250, "tree_server_one_call": 0}
 # How long a change takes to reach the screen (remote.sim.phone shows the state before it for that long, to the
 # screenshot, the dump and the tree server alike). An in-place change (a field focused, text committed, a list row
 # added): "On a VSync event, the display begins showing frame N while SurfaceFlinger begins compositing windows for
@@ -72,7 +78,8 @@ _CAPTURE = {"screencap_ms": 250}
 # an assumption at both ends (not measured: issue 35 reads it at 150 ms too).
 RANGES: dict[str, tuple[int, int]] = {"tree_server_read_ms": (5, 100), "uiautomator_delay_ms": (1000, 3000),
                                       "cmd_ms": (30, 150), "tree_server_shot_ms": (24, 450),
-                                      "response_ms": (33, 50), "transition_ms": (150, 350), "screencap_ms": (100, 250)}
+                                      "response_ms": (33, 50), "transition_ms": (150, 350), "screencap_ms": (100, 250),
+                                      "tree_server_one_call": (0, 1)}
 PROFILES: dict[str, dict[str, Any]] = {
     # issue 25: dump 1.5 s, `input` 0.25 s, frames at USB 2.0 speed (~38 MB/s, R10)
     "real-usb": {"uiautomator_delay_ms": 1500, "input_ms": 250, "cmd_ms": 30, "png_ms": 450, "link_mb_s": 38.0,

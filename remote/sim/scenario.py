@@ -30,6 +30,7 @@ every key is optional::
     tree_server_start_ms: 0        # uiautomator2's u2.jar server: its cold start, its warm read (the profiles set them)
     tree_server_read_ms: 0
     tree_server_shot_ms: 0         # its takeScreenshot: the capture and the JPEG encoding on the phone
+    tree_server_one_call: 0        # 1: it answers one call at a time (0: each on a thread of its own, as NanoHTTPD does)
     tree_server_dies_after: []     # the Nth launch of the server dies after this many reads (UiAutomation lost)
     tree_server_empty_reads: 0     # the first reads answer an empty hierarchy
     tree_server_stale_reads: 0     # after each screen change, this many reads answer the tree from before it
@@ -110,6 +111,7 @@ class Scenario:
     tree_server_start_ms: int = 0
     tree_server_read_ms: int = 0
     tree_server_shot_ms: int = 0
+    tree_server_one_call: int = 0
     tree_server_dies_after: tuple[int, ...] = ()
     tree_server_empty_reads: int = 0
     tree_server_stale_reads: int = 0

@@ -26,6 +26,7 @@ The scenario keys (``tree_server_*``, ``automation_holder_refusals``) are checke
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import json
@@ -77,6 +78,7 @@ class TreeServerState:
         self.served: tuple[int, str] | None = None   # (phone version, xml) of the last fresh tree
         self.stale_left = 0
         self.shots: dict[tuple[int, int], tuple[bytes, str]] = {}   # the last screenshot's JPEG, per screen state
+        self.one_call = threading.Lock()       # held through a call when the scenario has it answer one at a time
 
     def snapshot(self) -> dict[str, Any]:
         return {"running": self.port is not None, "launches": self.launches, "reads": self.reads,
@@ -88,6 +90,8 @@ def check(scenario: Any) -> None:
     for key in ("tree_server_start_ms", "tree_server_read_ms", "tree_server_shot_ms", "tree_server_empty_reads",
                 "tree_server_stale_reads"):
         _whole(key, getattr(scenario, key))
+    if scenario.tree_server_one_call not in (0, 1):
+        raise ConfigError(f"tree_server_one_call must be 0 or 1, not {scenario.tree_server_one_call!r}")
     dies = scenario.tree_server_dies_after
     if isinstance(dies, str | int) or not all(_whole("tree_server_dies_after", n, 1) for n in dies):
         raise ConfigError(f"tree_server_dies_after must be a list of read counts >= 1, not {dies!r}")
@@ -206,7 +210,10 @@ def serve_tcp(phone: Phone, conn: socket.socket, port: int) -> None:
     if path == "/ping" and method == "GET":
         _reply(phone, conn, 200, b"pong", "text/plain")
     elif path == "/jsonrpc/0" and method == "POST":
-        answer = _jsonrpc(phone, body)
+        # NanoHTTPD answers each request on a thread of its own (this stream's); `tree_server_one_call` has the
+        # calls wait for one another instead (the dear end of an uncertain cost: remote.sim.realism.RANGES)
+        with phone.tree_server.one_call if phone.scenario.tree_server_one_call else contextlib.nullcontext():
+            answer = _jsonrpc(phone, body)
         if answer is not None:
             _reply(phone, conn, 200, json.dumps(answer).encode(), "application/json")
     else:
@@ -280,17 +287,19 @@ def _screenshot(phone: Phone, params: Any) -> str | None:
     raw = real_screen.frame(phone, False)
     key = (id(raw), quality)
     cache: dict[tuple[int, int], tuple[bytes, str]] = phone.tree_server.shots
-    if key not in cache or cache[key][0] is not raw:
+    kept = cache.get(key)
+    if kept is None or kept[0] is not raw:
         width, height = struct.unpack_from("<II", raw, 0)
         image = Image.frombuffer("RGBA", (width, height), raw[16:], "raw", "RGBA", 0, 1).convert("RGB")
         out = io.BytesIO()
         image.save(out, format="JPEG", quality=max(1, min(100, quality)))
-        cache.clear()
-        cache[key] = (raw, base64.encodebytes(out.getvalue()).decode("ascii"))
+        kept = (raw, base64.encodebytes(out.getvalue()).decode("ascii"))
+        cache.clear()       # the server answers each request on a thread of its own: this shot's answer is its own
+        cache[key] = kept
     # The capture and the encoding on the phone cost the charged time in all: what drawing and encoding the
     # picture here took already stands for part of it (a new screen costs this process ~0.1 s to draw).
     time.sleep(max(0.0, phone.scenario.tree_server_shot_ms / 1000 - (time.perf_counter() - started)))
-    return cache[key][1]
+    return kept[1]
 
 
 def _tree(phone: Phone, compressed: bool, active_only: bool) -> str:

@@ -116,7 +116,6 @@ class TreeServer:
         self.version = ""
         self.cold_start_s: float | None = None
         self._launch: _Launch | None = None
-        self._lock = threading.Lock()
 
     @property
     def running(self) -> bool:
@@ -205,8 +204,9 @@ class TreeServer:
 
     def _call(self, method: str, params: list[Any]) -> Any:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-        with self._lock:
-            raw = self._http("POST", "/jsonrpc/0", body, READ_TIMEOUT_S)
+        # each call is a stream and a request of its own, and the server answers each on a thread of its own
+        # (docs/devices.md "Frames and taps"): a read and a screenshot may be asked at once
+        raw = self._http("POST", "/jsonrpc/0", body, READ_TIMEOUT_S)
         try:
             answer = json.loads(raw)
         except ValueError as exc:
