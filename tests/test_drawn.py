@@ -34,29 +34,55 @@ def test_the_shape_of_a_tree_leaves_its_texts_out_but_not_its_states():
 def test_the_wait_ends_once_the_effect_shows_and_holds():
     answers = iter([tree(), tree(focused="true"), tree(focused="true"), tree()])
     slept: list[float] = []
-    reads, shown = drawn.await_drawn(lambda: next(answers), 5.0, slept.append, before=tree())
-    assert (reads, shown) == (3, True)            # unchanged, changed, the same again: done, long before 5 s
+    seen = drawn.await_drawn(lambda: next(answers), 5.0, slept.append, before=tree())
+    assert (seen.reads, seen.shown) == (3, True)     # unchanged, changed, the same again: done, long before 5 s
     assert len(slept) == 2
+    assert seen.tree == tree(focused="true") and seen.beside is None   # the read that held; no frame was asked
 
 
 def test_a_screen_that_never_changes_is_waited_for_its_time_and_a_little_more():
-    reads, shown = drawn.await_drawn(lambda: tree("12:0" + str(time.monotonic_ns() % 10)), 0.05, time.sleep,
-                                     before=tree())
-    assert not shown and reads >= 2              # texts changed all along: no effect of the step
+    seen = drawn.await_drawn(lambda: tree("12:0" + str(time.monotonic_ns() % 10)), 0.05, time.sleep,
+                             before=tree())
+    assert not seen.shown and seen.reads >= 2 and seen.tree is None   # texts changed all along: no effect
+
+
+def test_a_frame_is_taken_beside_each_read_that_may_hold_and_kept_only_from_the_one_that_held():
+    # unchanged, changed (A), changed again (B: the screen still moving), B again: held
+    answers = iter([tree(), tree(focused="true"), tree(focused="true").replace("[0,0]", "[0,9]"),
+                    tree(focused="true").replace("[0,0]", "[0,9]")])
+    frames = iter(["frame beside the read of B", "frame beside the read that held"])
+    asked: list[str] = []
+
+    def frame() -> str:
+        asked.append(name := next(frames))
+        return name
+
+    seen = drawn.await_drawn(lambda: next(answers), 5.0, lambda s: None, before=tree(), beside=frame)
+    assert seen.shown and seen.reads == 4
+    assert asked == ["frame beside the read of B", "frame beside the read that held"]   # none beside the first two
+    assert seen.beside == "frame beside the read that held" and "[0,9]" in (seen.tree or "")
+
+    def broken() -> str:
+        raise DeviceError("screencap failed")
+
+    answers = iter([tree(), tree(focused="true"), tree(focused="true")])
+    seen = drawn.await_drawn(lambda: next(answers), 5.0, lambda s: None, before=tree(), beside=broken)
+    assert seen.shown and seen.beside is None       # held, but no frame: the step takes its screen itself
 
 
 def test_a_launch_waits_for_the_apps_window_and_a_read_that_fails_leaves_the_wait():
     other = tree().replace("com.tencent.mm", "com.android.launcher3")
     answers = iter([other, tree(), tree()])
-    assert drawn.await_drawn(lambda: next(answers), 5.0, lambda s: None, app="com.tencent.mm") == (3, True)
+    assert drawn.await_drawn(lambda: next(answers), 5.0, lambda s: None, app="com.tencent.mm") == \
+        drawn.Drawn(3, True, tree())
 
     def gone() -> str:
         raise DeviceError("the link dropped")
 
     slept: list[float] = []
-    assert drawn.await_drawn(gone, 0.3, slept.append, before=tree()) == (0, False)
+    assert drawn.await_drawn(gone, 0.3, slept.append, before=tree()) == drawn.Drawn(0, False)
     assert slept == [pytest.approx(0.3, abs=0.05)]                   # the rest of the wait, slept
-    assert drawn.await_drawn(gone, 0.3, slept.append) == (0, False)   # nothing to wait for: a plain wait
+    assert drawn.await_drawn(gone, 0.3, slept.append) == drawn.Drawn(0, False)   # nothing to wait for: a plain wait
 
 
 @pytest.mark.sim(transition_ms=2000, response_ms=40)
@@ -81,6 +107,65 @@ def test_the_simulated_phone_shows_a_new_screen_only_once_it_is_drawn(sim_server
         assert time.monotonic() < deadline, "the new screen was never drawn"
         time.sleep(0.1)
     assert time.monotonic() - tapped >= 2.0
+
+
+@pytest.mark.sim(transition_ms=300, response_ms=40, tree_server_shot_ms=150)
+def test_the_read_that_holds_is_made_beside_a_frame_and_that_pair_is_the_screen_after(sim_server, sim_phone):
+    """After a tap the wait's agreeing read is made beside a frame: the two are the screen after the step (no read
+    or frame more), of the new screen; a command sent before the next look drops the pair (it is read again)."""
+    from remote.runner.capture import Capture
+
+    sim_phone.launch(apps.WECHAT)
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    time.sleep(0.4)
+    capture = Capture(adb)
+    before = capture.screen(tree=True)
+    node = sim_phone.find(desc="搜索") or sim_phone.find(text="搜索")
+    assert node is not None and before.xml is not None
+    read, shapes = adb.dump_hierarchy, []
+
+    def counted() -> str:
+        xml = read()
+        shapes.append(drawn.shape(xml))
+        return xml
+
+    adb.dump_hierarchy = counted     # type: ignore[method-assign]
+    adb.tap(*node.center)
+    screen = capture.after_action(2.0, time.sleep)
+    frames = capture.stats.frames
+    assert screen.xml is not None and drawn.shape(screen.xml) != drawn.shape(before.xml)   # the screen after it
+    assert not screen.tree_reused and capture.last is screen and capture.stats.drawn == 1 and frames >= 2
+    # the new screen was read twice: seen, then held beside the frame; that read is the step's tree (none after it)
+    assert shapes.count(drawn.shape(screen.xml)) == 2 and screen.xml is adb.recent_dump(5.0).xml
+
+    adb.press_back()                                   # a wait that keeps its pair, then a command before the look
+    capture.await_drawn(2.0, time.sleep, keep=True)
+    assert capture.stats.drawn == 2 and capture.stats.frames >= frames + 1
+    reads = sim_phone.tree_server.reads
+    adb.input_keyevent("KEYCODE_VOLUME_UP")
+    look = capture.screen(tree=True)
+    assert sim_phone.tree_server.reads > reads and look.xml is not None   # read again: the pair was dropped
+
+
+def test_the_finished_screen_is_read_again_and_keeps_the_last_frame_only_when_its_tree_is_the_same(sim_server,
+                                                                                                   sim_phone):
+    from remote.runner.capture import Capture
+
+    sim_phone.launch(apps.WECHAT)
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    capture = Capture(adb)
+    last = capture.screen(tree=True)
+    reads, frames = sim_phone.tree_server.reads, capture.stats.frames
+    finished = capture.last_if_unchanged(last)
+    assert finished is not None and finished is not last and finished.source is last.source   # the same frame ...
+    assert sim_phone.tree_server.reads == reads + 1 and capture.stats.frames == frames         # ... a tree read now
+    assert finished.xml == last.xml and capture.last is finished
+
+    node = sim_phone.find(desc="搜索") or sim_phone.find(text="搜索")
+    assert node is not None
+    adb.tap(*node.center)        # the screen changed after the last step's look (the sim draws it at once here)
+    assert capture.last_if_unchanged(finished) is None                     # its frame does not stand for it
+    assert capture.last_if_unchanged(None) is None
 
 
 @pytest.mark.slow

@@ -11,7 +11,9 @@ that. So a tree is reused while the screen shows the same state:
 3. else the phone is dumped.
 
 When trees are cheap (a resident tree server, `remote.core.device.fast_tree`) the first rule does not
-apply: every screen a step is judged on gets a tree read after its action (`still` gives no old screen).
+apply: every screen a step is judged on gets a tree read after its action (`still` gives no old screen). A wait
+that ends on the effect drawn (`await_drawn` with ``keep``) reads its last tree beside a frame: that pair is the
+screen after the wait, taken by the next look when nothing has changed the screen since (`_take_held`).
 
 After an action the dump starts at once and the step's wait and the frame run
 beside it: the dump itself waits for a second without UI events (waitForIdle),
@@ -48,6 +50,7 @@ from remote.runner import drawn
 
 logger = logging.getLogger(__name__)
 RECENT_DUMP_S = 3.0    # a read-back dump this recent, with nothing changed since, is the next screen's tree
+HELD_S = 1.0           # a screen read as a wait ended (`await_drawn` with ``keep``) serves this long, unchanged
 WATCH_POLL_S = 0.02    # how often `frame_beside_read_back` looks for the read-back dump to have begun
 T = TypeVar("T")
 Frame = tuple[Image.Image | np.ndarray, bool]
@@ -99,6 +102,7 @@ class Capture:
         self._born = time.monotonic()
         self._pending: threading.Thread | None = None   # a prefetched dump, running or done, not yet taken
         self._prefetched: str | None = None
+        self._held: tuple[str, Frame] | None = None     # the tree and frame a wait ended on, not yet taken
 
     def _recent(self) -> DumpRecord | None:
         """The phone's own last dump (typing's read-back), when taken in this capture's life, moments ago,
@@ -191,8 +195,8 @@ class Capture:
         if tree and self._cheap():
             # read beside the frame, never reused: it costs no time beside the frame, and a tree reused from the
             # phone's last read (a poll of `await_drawn`, a read-back) would send a target not found to be looked
-            # for again on a fresh one (`Aimer.locate`)
-            return self._with_tree(self._frame)
+            # for again on a fresh one (`Aimer.locate`). The pair a wait ended on is such a read, moments ago
+            return self._take_held() or self._with_tree(self._frame)
         image, secure = self._frame()
         if not tree and not secure:
             return Screen(image)
@@ -213,11 +217,16 @@ class Capture:
         return self._keep(Screen(screen.source, xml, secure=screen.secure, tree_error=error))
 
     def last_if_unchanged(self, last: Screen | None) -> Screen | None:
-        """``last`` (the last step's screen) when it is still the screen now: its tree is the phone's latest
-        dump and nothing that changes the screen has run since that dump began, moments ago; else None.
-        Reads the phone's last dump; changes nothing."""
-        if last is None or last.xml is None or last.secure or not isinstance(self.device, DumpReuse) or self._cheap():
+        """``last`` (the last step's screen) when it is still the screen now, else None. With the dump: its tree
+        is the phone's latest dump and nothing that changes the screen has run since that dump began, moments ago
+        (reads the phone's last dump; changes nothing). With cheap trees: a tree read now is ``last``'s, to the
+        letter; the screen given is that fresh tree with ``last``'s frame (it becomes `last`). Either way the
+        caller judges on it only what a tree decides, and captures again for anything that needs the pixels."""
+        if last is None or last.xml is None or last.secure or not isinstance(self.device, DumpReuse):
             return None
+        if self._cheap():
+            xml, _ = self._dump()
+            return self._keep(Screen(last.source, xml)) if xml is not None and xml == last.xml else None
         record = self.device.recent_dump(RECENT_DUMP_S)
         return last if record is not None and record.xml is last.xml else None
 
@@ -240,8 +249,8 @@ class Capture:
         if self._cheap():
             # the server's read does not wait for the screen to go idle as the dump does: read right after the
             # action, its tree would be of the screen before the action's effect. Read once the screen shows it
-            self.await_drawn(settle_s, sleep)
-            return self._with_tree(self._frame)
+            self.await_drawn(settle_s, sleep, keep=True)
+            return self._take_held() or self._with_tree(self._frame)
         recent = self._recent()
         if recent is not None:
             if beside is not None and beside.of(recent):
@@ -258,20 +267,40 @@ class Capture:
 
         return self._with_tree(wait_then_frame)
 
-    def await_drawn(self, settle_s: float, sleep: Callable[[float], None], *, app: str | None = None) -> None:
+    def await_drawn(self, settle_s: float, sleep: Callable[[float], None], *, app: str | None = None,
+                    keep: bool = False) -> None:
         """The wait after an action. With cheap trees it ends once the screen shows the action's effect: the tree
         changed from `last` (the screen acted on), or the window is ``app``'s after its launch, and held still
         (`drawn.await_drawn`: at most ``settle_s``, a little longer while nothing changed); else (the dump, or a
-        server still starting) ``settle_s``."""
+        server still starting) ``settle_s``. ``keep`` (the caller looks at the screen next): the read that held
+        is made beside a frame, and the pair kept for that look (`_take_held`)."""
         device, started = self.device, time.monotonic()
+        self._held = None
         if not (isinstance(device, CheapTree) and device.tree_is_cheap() and device.tree_answers_now()):
             sleep(settle_s)   # the dump, or a server still starting (a read would wait for its start)
         else:
             before = self.last.xml if self.last is not None else None
-            reads, shown = drawn.await_drawn(device.dump_hierarchy, settle_s, sleep, before=before, app=app)
-            self.stats.dumps += reads
-            self.stats.drawn += shown
+            seen = drawn.await_drawn(device.dump_hierarchy, settle_s, sleep, before=before, app=app,
+                                     beside=self._frame if keep else None)
+            self.stats.dumps += seen.reads
+            self.stats.drawn += seen.shown
+            if seen.tree is not None and seen.beside is not None:
+                self._held = (seen.tree, seen.beside)
         self.stats.waited_ms += (time.monotonic() - started) * 1000
+
+    def _take_held(self) -> Screen | None:
+        """The tree and frame a wait ended on (`await_drawn` with ``keep``), as a screen of its own, when that
+        tree is still the phone's last read, nothing has changed the screen since it began and it is at most
+        `HELD_S` old; it becomes `last`. Else None (and it is dropped)."""
+        held, self._held = self._held, None
+        if held is None or not isinstance(self.device, DumpReuse):
+            return None
+        xml, (image, secure) = held
+        record = self.device.recent_dump(HELD_S)
+        if record is None or record.xml is not xml:
+            return None
+        self._paired = xml
+        return self._keep(Screen(image, xml, secure=secure))
 
     def _with_tree(self, frame: Callable[[], Frame]) -> Screen:
         """A screen whose UI tree is read on a thread of its own while ``frame`` runs here (the frame, or a wait

@@ -13,15 +13,23 @@ ends there, at most the configured wait. What counts as the effect:
 
 A screen that shows nothing of the kind by the configured wait is read on for up to `LATE_S` more (a phone
 slower than the wait: a tree read then would be of the screen before the action, docs/devices.md), and then the
-step goes on as after a plain wait. The tree and the frame the step is judged on are read after this, side by
-side, as always: the reads here only decide when.
+step goes on as after a plain wait.
+
+The step is judged on a tree and a frame of the screen after this wait, read side by side. Given ``beside`` (the
+frame), each read that may be the agreeing one (the read before it showed the effect) is made beside a frame:
+when it agrees, that read and that frame are the screen after the wait (`Drawn.tree`, `Drawn.beside`), as a tree
+and a frame read side by side right after it would be, less one read. When it does not (the screen was still
+changing), the frame is waited for and dropped, and the reads go on.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from remote.errors import DeviceError
 
@@ -45,37 +53,73 @@ def package(xml: str) -> str | None:
     return found.group(1) if found else None
 
 
+@dataclass(frozen=True)
+class Drawn:
+    """How a wait ended: the reads made, whether the effect was seen and held (``shown``), and then the read that
+    held it (``tree``) with what ``beside`` gave while that read ran (None: not asked, or it failed)."""
+
+    reads: int
+    shown: bool
+    tree: str | None = None
+    beside: Any = None
+
+
+class _Beside:
+    """``beside()`` on a thread of its own, started now; `result` waits for it (None when it raised)."""
+
+    def __init__(self, beside: Callable[[], Any]) -> None:
+        self._out: list[Any] = []
+        self._thread = threading.Thread(target=self._run, args=(beside,), name="frame-beside-read", daemon=True)
+        self._thread.start()
+
+    def _run(self, beside: Callable[[], Any]) -> None:
+        try:
+            self._out.append(beside())
+        except Exception:   # the screen's own frame, taken after the wait, meets it and says it
+            self._out.append(None)
+
+    def result(self) -> Any:
+        self._thread.join()
+        return self._out[0] if self._out else None
+
+
 def await_drawn(read: Callable[[], str], wait_s: float, sleep: Callable[[float], None], *,
-                before: str | None = None, app: str | None = None) -> tuple[int, bool]:
+                before: str | None = None, app: str | None = None,
+                beside: Callable[[], Any] | None = None) -> Drawn:
     """Read trees (``read``) until one shows the effect (its shape differs from ``before``'s, or its package is
     ``app``) and the next agrees, at most ``wait_s`` (`LATE_S` more when nothing had changed by then: an effect
-    shown in that time gets its second read too); (the reads made, whether the effect was seen and held). Without
-    ``before`` or ``app`` there is nothing to wait for: a plain wait."""
+    shown in that time gets its second read too). ``beside`` (a frame) is run beside each read that may agree.
+    Without ``before`` or ``app`` there is nothing to wait for: a plain wait."""
     if before is None and app is None:
         sleep(wait_s)
-        return 0, False
+        return Drawn(0, False)
     was = None if before is None else shape(before)
     # the time spent: the reads' own, and the pauses asked of ``sleep`` (counted as asked, so that a sleep that
     # skips waits, as the tests' does, never turns this into a busy loop)
     spent, reads, seen, late = 0.0, 0, None, False
     while True:
         begun = time.monotonic()
+        companion = _Beside(beside) if beside is not None and seen is not None else None
         try:
             xml = read()
         except DeviceError:   # the step's own read after the wait meets the error and says it
+            if companion is not None:
+                companion.result()
             sleep(max(0.0, wait_s - spent))
-            return reads, False
+            return Drawn(reads, False)
         reads += 1
-        took = time.monotonic() - begun
-        spent += took
         now = shape(xml)
         arrived = package(xml) == app if app is not None else now != was
         if arrived and now == seen:
-            return reads, True
+            return Drawn(reads, True, xml, companion.result() if companion is not None else None)
+        if companion is not None:
+            companion.result()   # of a screen still changing: not the one after the wait
+        took = time.monotonic() - begun
+        spent += took
         seen = now if arrived else None
         late = late or (seen is None and spent >= wait_s)   # past the wait with nothing shown: read on a while
         if spent >= wait_s + (LATE_S if late else 0.0):
-            return reads, False
+            return Drawn(reads, False)
         pause = max(0.0, POLL_S - took)
         sleep(pause)
         spent += pause

@@ -112,7 +112,7 @@ class Looks:
         def swipe() -> None:
             self.tools.device.swipe_direction(FINGER[args.direction], 0.5, 300)
             # ended once the list shows the swipe and stops moving, when trees are cheap (`Capture.await_drawn`)
-            self.tools.capture.await_drawn(SCROLL_SETTLE_S, self.tools.clock.sleep)
+            self.tools.capture.await_drawn(SCROLL_SETTLE_S, self.tools.clock.sleep, keep=True)
 
         got = scroll_until_visible(self.eyes(screen, step.targets), swipe, args.max_swipes)
         seen, shot, swipes = got.seen, got.screen, got.swipes

@@ -26,10 +26,11 @@ class Navigator:
     def capture(self) -> Screen:
         return self.tools.capture.screen(tree=True)
 
-    def _drawn(self, wait_s: float, app: str | None = None) -> None:
+    def _drawn(self, wait_s: float, app: str | None = None, *, look: bool = True) -> None:
         """The wait after a swipe, a tap or a key here: ended once the screen shows its effect when trees are cheap
-        (`Capture.await_drawn`: the last screen looked at is the one acted on)."""
-        self.tools.capture.await_drawn(wait_s, self.tools.clock.sleep, app=app)
+        (`Capture.await_drawn`: the last screen looked at is the one acted on); ``look``: the screen is looked at
+        next (the wait's last read is made beside a frame for it)."""
+        self.tools.capture.await_drawn(wait_s, self.tools.clock.sleep, app=app, keep=look)
 
     def launch_from_launcher(self, name: str, sr: StepResult) -> StepEnd:
         """An app the modules do not know by name: its label on the launcher's pages (UI tree only)."""
@@ -47,7 +48,7 @@ class Navigator:
             loc = self.tools.locator.locate_with_fallback(f"text:{name}", ["tree"], screen)
             if loc.success and loc.reliable and loc.element is not None:
                 device.tap(*loc.element.center)
-                self._drawn(0.8)
+                self._drawn(0.8, look=False)   # the app in front is asked next, not the screen
                 package = device.current_app().get("package", "")
                 if package:
                     self.tools.apps.launched.append(package)

@@ -162,7 +162,8 @@ class StepRunner:
         if ms:
             started = time.perf_counter()
             if app is not None:
-                self.tools.capture.await_drawn(ms / 1000, self.tools.clock.sleep, app=app)
+                self.tools.capture.await_drawn(ms / 1000, self.tools.clock.sleep, app=app,
+                                               keep=self._next_looks_at_the_tree())
             else:
                 self.tools.clock.sleep(ms / 1000)
             sr.timings["wait"] = sr.timings.get("wait", 0) + round((time.perf_counter() - started) * 1000, 1)

@@ -332,7 +332,8 @@ class TaskRunner:
                                                   "steps would show", "none")
             return
         # The last step's screen serves when it is still the screen now and only its tree decides (its frame
-        # was taken before that dump ended); otherwise the screen is captured again and judged afresh.
+        # was taken before that dump ended; with the tree server, a tree read now is its own to the letter and
+        # is the one judged); otherwise the screen is captured again and judged afresh.
         still = None if any(f.target for f in failures) else steps.tools.capture.last_if_unchanged(last)
         screen = still or steps.capture()
         if self._failure_screen(checker, failures, screen, result):

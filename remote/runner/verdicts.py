@@ -150,7 +150,8 @@ class Judge:
         if following is not None and isinstance(following.args, InputText) and isinstance(device, KeyboardState):
             device.prepare_typing(following.args.text)
         ms = wait_after_ms(step, level)
-        self.tools.capture.await_drawn(max(0.0, ms / 1000 - (time.perf_counter() - started)), self.tools.clock.sleep)
+        self.tools.capture.await_drawn(max(0.0, ms / 1000 - (time.perf_counter() - started)), self.tools.clock.sleep,
+                                       keep=True)   # the tree after the tap judges it next (`_tap_by_tree`)
         sr.timings["wait"] = round(sr.timings.get("wait", 0) + (time.perf_counter() - started) * 1000, 1)
 
     def _keyboard_up(self) -> bool:
