@@ -86,7 +86,9 @@ def shoot(page: Any, name: str) -> None:
 def click_element(page: Any, rig: Rig, text: str) -> None:  # noqa: F811
     """A click on the live picture where the element reading ``text`` is (the page maps it to device pixels)."""
     box = rig.element(text)["box"]
-    scale = page.eval_on_selector("#screen", "img => img.clientWidth / img.naturalWidth")
+    # the live picture's source is swapped for each new frame: while the next one loads it has no natural size yet
+    scale = page.wait_for_function("(() => { const img = document.getElementById('screen'); "
+                                   "return img.naturalWidth > 0 && img.clientWidth / img.naturalWidth; })()").json_value()
     page.click("#screen", position={"x": (box[0] + box[2]) / 2 * scale, "y": (box[1] + box[3]) / 2 * scale})
 
 
@@ -200,7 +202,9 @@ def test_back_and_home_from_the_panel_and_a_tree_node_outlines_its_box(page: Any
     page.click("#tree li:has-text('\"显示\"')")
     page.wait_for_selector("#overlay .box.selected")
     box = rig.element("显示")["box"]
-    scale = page.eval_on_selector("#screen", "img => img.clientWidth / img.naturalWidth")
+    # the live picture's source is swapped for each new frame: while the next one loads it has no natural size yet
+    scale = page.wait_for_function("(() => { const img = document.getElementById('screen'); "
+                                   "return img.naturalWidth > 0 && img.clientWidth / img.naturalWidth; })()").json_value()
     drawn = page.eval_on_selector("#overlay .box.selected", "d => [d.offsetLeft, d.offsetTop, d.offsetWidth]")
     assert abs(drawn[0] - box[0] * scale) < 2 and abs(drawn[1] - box[1] * scale) < 2
     assert abs(drawn[2] - (box[2] - box[0]) * scale) < 2
