@@ -216,6 +216,16 @@ def test_with_the_server_a_steps_tree_is_read_after_its_wait_never_during_it(sim
     assert not screen.tree_reused
 
 
+def test_the_servers_launch_stream_waits_on_its_silence_without_end(sim_server, sim_phone):
+    """The server prints nothing once started: its launch stream has no read timeout (adbutils' 600 s would take a
+    long session's silence for the server's end, and a later start in the same process for another holder)."""
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    adb.dump_hierarchy()
+    server = adb.tree.server
+    assert server is not None and server.running
+    assert server._launch is not None and server._launch.conn.conn.gettimeout() is None
+
+
 def test_a_tree_read_before_the_last_action_is_not_reused(sim_server, sim_phone):
     adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
     adb.dump_hierarchy()

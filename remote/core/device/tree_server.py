@@ -84,6 +84,10 @@ class _Launch:
 
     def __init__(self, conn: adbutils.AdbConnection) -> None:
         self.conn = conn
+        # the server prints nothing after it starts: with the client's socket timeout (adbutils: 600 s) a session
+        # kept that long (a worker, an MCP server) would take the silence for its end, stop using its screenshots,
+        # and find its own server holding the phone when it started another
+        conn.conn.settimeout(None)
         self.output = bytearray()
         self.ended = threading.Event()
         threading.Thread(target=self._read, daemon=True, name="u2-launch").start()
