@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import socket
 import threading
 import time
@@ -148,6 +149,9 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     (modules / "studiotest" / "config.yaml").write_text(TEST_MODULE, encoding="utf-8")
     with pytest.MonkeyPatch.context() as env, serve({"uiautomator_delay_ms": 0}) as server:
         env.setenv("REMOTE_MODULES", str(modules))
+        # the suite's tree mode for the whole module (its tests' own setting comes after this fixture is made): a
+        # run the studio starts reads trees as its own controller does (a dump there would stop that one's server)
+        env.setenv("REMOTE_TREE", os.environ.get("REMOTE_SUITE_TREE", "dump"))
         adb = ADBController(server.serial, port=server.port, state_dir=str(root / "ime")).connect()
         registry = module_registry()
         source = LivePhone(adb)

@@ -39,6 +39,7 @@ async function frames() {
         const url = URL.createObjectURL(await r.blob());
         await new Promise((ok) => { $("screen").onload = ok; $("screen").onerror = ok; $("screen").src = url; });
         URL.revokeObjectURL(url);
+        if ($("screen").clientWidth !== S.drawnAt) draw(null);   // the boxes follow the picture's size
         S.frames += 1;
         const secs = (performance.now() - S.since) / 1000;
         if (secs > 2) { $("fps").textContent = (S.frames / secs).toFixed(1) + " frames/s"; S.frames = 0; S.since = performance.now(); }
@@ -64,7 +65,7 @@ function elementAt(p) {
 }
 
 function draw(hover) {
-  const o = $("overlay"); o.replaceChildren(); const k = scale();
+  const o = $("overlay"); o.replaceChildren(); const k = scale(); S.drawnAt = $("screen").clientWidth;
   const box = (b, cls) => { const d = el("div", { cls: "box " + cls });
     Object.assign(d.style, { left: b[0] * k + "px", top: b[1] * k + "px", width: (b[2] - b[0]) * k + "px", height: (b[3] - b[1]) * k + "px" });
     o.appendChild(d); };
