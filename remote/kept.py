@@ -1,7 +1,7 @@
 """A few values kept by key for this process, the least recently used forgotten first; thread-safe.
 
 What is read or computed again and again with the same outcome (OCR readings of the same pixels, a module
-folder's validation, a recording's index) is kept here, bounded, rather than in a dictionary of its own each.
+folder's validation, a recording's index, a record screen just written as an image) is kept here, bounded, rather than in a dictionary of its own each.
 It imports nothing of the product: every layer, the simulated phone too, may use it.
 """
 

@@ -25,9 +25,9 @@ changing), the frame is waited for and dropped, and the reads go on.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,23 +64,10 @@ class Drawn:
     beside: Any = None
 
 
-class _Beside:
-    """``beside()`` on a thread of its own, started now; `result` waits for it (None when it raised)."""
-
-    def __init__(self, beside: Callable[[], Any]) -> None:
-        self._out: list[Any] = []
-        self._thread = threading.Thread(target=self._run, args=(beside,), name="frame-beside-read", daemon=True)
-        self._thread.start()
-
-    def _run(self, beside: Callable[[], Any]) -> None:
-        try:
-            self._out.append(beside())
-        except Exception:   # the screen's own frame, taken after the wait, meets it and says it
-            self._out.append(None)
-
-    def result(self) -> Any:
-        self._thread.join()
-        return self._out[0] if self._out else None
+def _given(frame: Future[Any] | None) -> Any:
+    """What ``frame`` gave, once done (None: not asked, or it raised: the screen's own frame, taken after the
+    wait, meets that and says it)."""
+    return None if frame is None or frame.exception() is not None else frame.result()
 
 
 def await_drawn(read: Callable[[], str], wait_s: float, sleep: Callable[[float], None], *,
@@ -97,29 +84,28 @@ def await_drawn(read: Callable[[], str], wait_s: float, sleep: Callable[[float],
     # the time spent: the reads' own, and the pauses asked of ``sleep`` (counted as asked, so that a sleep that
     # skips waits, as the tests' does, never turns this into a busy loop)
     spent, reads, seen, late = 0.0, 0, None, False
-    while True:
-        begun = time.monotonic()
-        companion = _Beside(beside) if beside is not None and seen is not None else None
-        try:
-            xml = read()
-        except DeviceError:   # the step's own read after the wait meets the error and says it
-            if companion is not None:
-                companion.result()
-            sleep(max(0.0, wait_s - spent))
-            return Drawn(reads, False)
-        reads += 1
-        now = shape(xml)
-        arrived = package(xml) == app if app is not None else now != was
-        if arrived and now == seen:
-            return Drawn(reads, True, xml, companion.result() if companion is not None else None)
-        if companion is not None:
-            companion.result()   # of a screen still changing: not the one after the wait
-        took = time.monotonic() - begun
-        spent += took
-        seen = now if arrived else None
-        late = late or (seen is None and spent >= wait_s)   # past the wait with nothing shown: read on a while
-        if spent >= wait_s + (LATE_S if late else 0.0):
-            return Drawn(reads, False)
-        pause = max(0.0, POLL_S - took)
-        sleep(pause)
-        spent += pause
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="frame-beside-read") as frames:
+        while True:
+            begun = time.monotonic()
+            frame = frames.submit(beside) if beside is not None and seen is not None else None
+            try:
+                xml = read()
+            except DeviceError:   # the step's own read after the wait meets the error and says it
+                _given(frame)
+                sleep(max(0.0, wait_s - spent))
+                return Drawn(reads, False)
+            reads += 1
+            now = shape(xml)
+            arrived = package(xml) == app if app is not None else now != was
+            if arrived and now == seen:
+                return Drawn(reads, True, xml, _given(frame))
+            _given(frame)   # of a screen still changing: waited for, not the one after the wait
+            took = time.monotonic() - begun
+            spent += took
+            seen = now if arrived else None
+            late = late or (seen is None and spent >= wait_s)   # past the wait with nothing shown: read on a while
+            if spent >= wait_s + (LATE_S if late else 0.0):
+                return Drawn(reads, False)
+            pause = max(0.0, POLL_S - took)
+            sleep(pause)
+            spent += pause

@@ -21,12 +21,13 @@ from PIL import Image, ImageDraw
 from remote.core.imagefile import check_size
 from remote.core.record.report_font import FAMILY, font_face
 from remote.errors import BadInput
+from remote.kept import Kept
 
 THUMB_WIDTH = 300
 THUMBS_KEPT = 256            # thumbnails remembered (~15 kB each): a long run's, or a few runs' in one process
 _THUMBS: OrderedDict[tuple[str, int, int, str], str | None] = OrderedDict()
 SHOWN_KEPT = 6               # screens just written kept as images (`shown`): a step's, until its thumbnails are made
-_SHOWN: OrderedDict[tuple[str, int, int], Image.Image] = OrderedDict()
+_SHOWN: Kept[tuple[str, int, int], Image.Image] = Kept(SHOWN_KEPT)
 _THUMBS_LOCK = threading.Lock()
 PHASES = ("capture", "locate", "act", "wait", "verify")
 PHASE_COLOURS = {"capture": "#7aa6d6", "locate": "#e0a84f", "act": "#6fbf73", "wait": "#c9c9c9", "verify": "#b58ad6"}
@@ -154,7 +155,7 @@ def _thumbnail(path: Path, marks: dict[str, Any] | None) -> str | None:
         if key in _THUMBS:
             _THUMBS.move_to_end(key)
             return _THUMBS[key]
-        known = _SHOWN.get(key[:3])
+    known = _SHOWN.get(key[:3])
     try:
         with (nullcontext(known) if known is not None else Image.open(path)) as img:
             check_size(img.size, "screenshot")
@@ -178,10 +179,7 @@ def shown(path: Path, image: Image.Image | None) -> None:
         stat = path.stat()
     except OSError:
         return
-    with _THUMBS_LOCK:
-        _SHOWN[(str(path), stat.st_mtime_ns, stat.st_size)] = image
-        while len(_SHOWN) > SHOWN_KEPT:
-            _SHOWN.popitem(last=False)
+    _SHOWN.put((str(path), stat.st_mtime_ns, stat.st_size), image)
 
 
 def page(title: str, body: str) -> str:
