@@ -248,6 +248,17 @@ def test_doctor_says_the_fast_tree_started_its_version_and_a_warm_read(tmp_path,
         lines["fast tree"]["measured"]
 
 
+@pytest.mark.parametrize(("scenario", "source"), [
+    # a USB link: the server's JPEG beats a raw frame's capture and 10 MB on the wire (docs/devices.md)
+    ("link_mb_s: 38\nscreencap_ms: 100\ntree_server_shot_ms: 24\n", "as a JPEG from the tree server"),
+    ("", "as RAW"),   # over loopback the raw frame is the cheaper
+])
+def test_doctor_names_where_its_timed_screenshot_came_from(tmp_path, capsys, scenario, source):
+    code, lines = doctor(tmp_path, capsys, scenario)
+    line = lines["screenshot"]
+    assert code == 0 and line["ok"] and f"for 1080x2400 {source} (link " in line["measured"], line["measured"]
+
+
 @pytest.mark.parametrize(("scenario", "ok", "says"), [
     ("automation_holder: appium\n", False, "Appium's UiAutomator2 server"),
     ("tree_server_crashes: true\n", True, "--tree dump"),

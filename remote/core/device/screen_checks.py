@@ -90,8 +90,9 @@ def screenshot(adb: ADBController) -> Line:
     seconds = time.perf_counter() - started
     report = adb.link_report()
     speed = f"{report.mb_s:.1f} MB/s" if report.mb_s else "faster than it can be timed"
-    measured = (f"{seconds:.2f} s for {frame.shape[1]}x{frame.shape[0]} as {report.wire.upper()} "
-                f"(link {speed})")
+    # the tree server's screenshots, when they serve, are JPEGs it encodes; else screencap's wire format
+    source = "a JPEG from the tree server" if report.server_shots else report.wire.upper() or "a frame"
+    measured = f"{seconds:.2f} s for {frame.shape[1]}x{frame.shape[0]} as {source} (link {speed})"
     if secure_app_area(frame) and not frame_uniformity(frame)[0]:   # the app's own choice, not the phone's fault
         measured += "; the app in front is black under the status bar (a secure layer): steps there use the UI tree"
     if seconds > SLOW_SCREENSHOT_S:
