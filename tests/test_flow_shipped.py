@@ -32,7 +32,7 @@ MORNING = """\
 
 
 def answered(result: TaskResult) -> object:
-    from remote.commands.run import summary
+    from remote.commands._run_task import summary
 
     assert result.status is TaskStatus.SUCCESS, result.error_message
     assert result.model_usage.calls == 0 and result.plan.source == "template"

@@ -107,7 +107,8 @@ def test_one_tap_from_the_command_line_passes_few_files_each_once(tmp_path, monk
         assert len(set(visits)) == len(visits), visits        # no file entered twice
         assert len(visits) <= 8, visits
     first = [Path(f).relative_to(ROOT).as_posix() for f in dict.fromkeys(f for f in stacks[0] if f.startswith(product))]
-    assert first == ["remote/cli.py", "remote/commands/run.py", "remote/runner/task_runner.py",
+    assert first == ["remote/cli.py", "remote/commands/run.py", "remote/commands/_run_task.py",
+                     "remote/runner/task_runner.py",
                      "remote/runner/step_runner.py", "remote/runner/targeted.py",
                      "remote/core/device/adb_controller.py"], first
 

@@ -25,8 +25,8 @@ from PIL import Image
 from remote.commands._device import open_device
 from remote.commands._locate_common import load_image, load_text
 from remote.commands._modules import registry as module_registry
+from remote.commands._run_task import TerminalPerson
 from remote.commands.mcp import _allowed
-from remote.commands.run import TerminalPerson
 from remote.config import LLMConfig
 from remote.mcp.access import AccessGate
 from remote.mcp.gated import GatedDevice
