@@ -1,5 +1,5 @@
 import sys
 
-from remote.cli import main
+from remote.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

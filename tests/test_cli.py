@@ -24,6 +24,26 @@ def test_help_and_version(capsys):
     assert main(["--version"]) == 0 and remote.__version__ in capsys.readouterr().out
 
 
+def test_the_process_entry_runs_main_then_freezes_its_objects_out_of_the_exit_collection(monkeypatch):
+    """`remote` and `python -m remote` go through `entry`: main's exit code, and every object frozen (the
+    interpreter's exit then does not walk them all again); `main` alone freezes nothing."""
+    import gc
+    import tomllib
+
+    from remote import cli
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts["remote"] == "remote.cli:entry"
+    assert "entry()" in (ROOT / "remote/__main__.py").read_text(encoding="utf-8")
+    gc.unfreeze()
+    assert main(["--version"]) == 0 and gc.get_freeze_count() == 0
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    try:
+        assert cli.entry() == 3 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()   # this test process goes on collecting as before
+
+
 def test_public_names_are_pinned():
     from remote.core.device import adb_controller
     from remote.core.locate import hybrid_locator
