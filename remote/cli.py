@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def entry() -> int:
     """The process's entry (`remote`, `python -m remote`): `main`, then every object is frozen out of the
-    collector's reach, so the interpreter's exit does not walk them all once more (0.15-0.2 s of a `remote run`'s
+    collector's reach, so the interpreter's exit does not walk them all once more (~0.25 s of a `remote run`'s
     exit, measured: docs/devices.md). Finalizers and atexit handlers run as always; `main` itself, called again
     and again by tests and by Python callers, freezes nothing."""
     code = main()

@@ -55,6 +55,18 @@ def test_public_names_are_pinned():
     assert {"TaskRunner", "RunOptions"} <= set(dir(task_runner))
 
 
+def test_run_says_a_refused_configuration_before_the_phone_sees_a_command(sim_server, monkeypatch, capsys):
+    """`remote run` opens the phone and starts its tree server early (beside its own imports): a configuration
+    it refuses is still said first, with nothing sent to the phone."""
+    monkeypatch.setenv("CUSTOM_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("CUSTOM_LLM_API_KEY", "sk-测试ключ123456")
+    before = len(sim_server.phone.commands)
+    code = main(["run", "--adb-port", str(sim_server.port), "--device", sim_server.serial, "--tree", "auto",
+                 "打开微信"])
+    assert code == 2 and "not ASCII" in capsys.readouterr().err
+    assert sim_server.phone.commands[before:] == [] and not sim_server.phone.tree_server.reads
+
+
 def test_devices_lists_the_simulated_phone(sim_server, capsys):
     assert main(["devices", "--adb-port", str(sim_server.port)]) == 0
     out = capsys.readouterr().out

@@ -188,9 +188,8 @@ class Ran:
     link: LinkReport         # and its frames
 
 
-def run_on(args: argparse.Namespace, adb: ADBController, sim: Any) -> Ran:
+def run_on(args: argparse.Namespace, llm: LLMConfig, adb: ADBController, sim: Any) -> Ran:
     """Build the runner for the open phone ``adb`` (``sim``: the simulated phone, or None) and run the task."""
-    llm = LLMConfig.from_env()
     limits = Limits(max_steps=args.max_steps, max_seconds=args.max_seconds,
                     budget=Budget(max_model_calls=args.max_model_calls, max_tokens=args.max_tokens))
     options = RunOptions(strategy=LocateStrategy(args.strategy), dry_run=args.dry_run, yes=args.yes,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from remote.commands._signals import terminate_as_interrupt
+from remote.config import LLMConfig
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_many(args)
     args.device = devices[0] if devices else None
+    llm = LLMConfig.from_env()   # a configuration refused is said before the phone is touched
     from remote.commands._device import open_device  # the phone's link alone: adbutils, frames
 
     with terminate_as_interrupt(), open_device(args, lock=True) as (adb, sim):
@@ -26,5 +28,5 @@ def run(args: argparse.Namespace) -> int:
             adb.warm_session()   # idempotent: the run's own call finds it started
         from remote.commands import _run_task  # the runner, the modules, the learner: while the server starts
 
-        ran = _run_task.run_on(args, adb, sim)
+        ran = _run_task.run_on(args, llm, adb, sim)
     return _run_task.report(args, ran)
