@@ -147,6 +147,31 @@ def test_the_read_that_holds_is_made_beside_a_frame_and_that_pair_is_the_screen_
     assert sim_phone.tree_server.reads > reads and look.xml is not None   # read again: the pair was dropped
 
 
+@pytest.mark.sim(tree_server_start_ms=400, transition_ms=100)
+def test_a_launch_whose_wait_begins_while_the_server_starts_ends_on_the_apps_window_once_it_answers(sim_server,
+                                                                                                   sim_phone):
+    """A run's first launch: the server is still starting (`warm_session`) when the launch's wait begins. The wait
+    waits for it, within the wait, and its rest ends on the app's window, not slept whole."""
+    from remote.runner.capture import Capture
+
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO).connect()
+    capture = Capture(adb)
+    adb.warm_session()
+    adb.launch_app(apps.WECHAT)
+    assert not adb.tree_answers_now()                 # the wait begins with the server still starting
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        time.sleep(seconds)
+
+    capture.await_drawn(3.0, sleep, app=apps.WECHAT, keep=True)
+    assert capture.stats.drawn == 1 and adb.tree_answers_now()           # ended on the app's window, read
+    assert sum(slept) < 1.0                                               # not the 3 s slept whole
+    screen = capture.screen(tree=True)
+    assert screen.xml is not None and drawn.package(screen.xml) == apps.WECHAT
+
+
 def test_the_finished_screen_is_read_again_and_keeps_the_last_frame_only_when_its_tree_is_the_same(sim_server,
                                                                                                    sim_phone):
     from remote.runner.capture import Capture

@@ -272,16 +272,17 @@ class Capture:
         """The wait after an action. With cheap trees it ends once the screen shows the action's effect: the tree
         changed from `last` (the screen acted on), or the window is ``app``'s after its launch, and held still
         (`drawn.await_drawn`: at most ``settle_s``, a little longer while nothing changed); else (the dump, or a
-        server still starting) ``settle_s``. ``keep`` (the caller looks at the screen next): the read that held
-        is made beside a frame, and the pair kept for that look (`_take_held`)."""
+        server that did not start) ``settle_s``. A server still starting (a run's first launch) is waited for
+        within ``settle_s``, and the rest of it ends on the effect. ``keep`` (the caller looks at the screen next):
+        the read that held is made beside a frame, and the pair kept for that look (`_take_held`)."""
         device, started = self.device, time.monotonic()
         self._held = None
-        if not (isinstance(device, CheapTree) and device.tree_is_cheap() and device.tree_answers_now()):
-            sleep(settle_s)   # the dump, or a server still starting (a read would wait for its start)
+        if not (isinstance(device, CheapTree) and device.tree_is_cheap() and device.tree_answers_now(settle_s)):
+            sleep(max(0.0, settle_s - (time.monotonic() - started)))   # the dump, or no server within the wait
         else:
             before = self.last.xml if self.last is not None else None
-            seen = drawn.await_drawn(device.dump_hierarchy, settle_s, sleep, before=before, app=app,
-                                     beside=self._frame if keep else None)
+            seen = drawn.await_drawn(device.dump_hierarchy, max(0.0, settle_s - (time.monotonic() - started)), sleep,
+                                     before=before, app=app, beside=self._frame if keep else None)
             self.stats.dumps += seen.reads
             self.stats.drawn += seen.shown
             if seen.tree is not None and seen.beside is not None:

@@ -229,8 +229,11 @@ class ADBController:
         """A fresh tree comes from the resident server (or will: it has not been tried yet)."""
         return self.tree.cheap
 
-    def tree_answers_now(self) -> bool:
-        """The resident server answers now: started, not still starting (a read would not wait for it)."""
+    def tree_answers_now(self, within: float = 0.0) -> bool:
+        """The resident server answers now: started, not still starting (a read would not wait for it);
+        ``within``: a server still starting is waited for this long at most."""
+        if within > 0:
+            self.tree.ready(within)
         return self.tree.answering
 
     def dump_stats(self) -> DumpStats:

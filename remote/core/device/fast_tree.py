@@ -158,11 +158,11 @@ class FastTree:
         self._warming = threading.Thread(target=start, name="u2-start", daemon=True)
         self._warming.start()
 
-    def ready(self) -> None:
+    def ready(self, within: float | None = None) -> None:
         """Wait for a server still starting (`warm`): a step's tree waits for it too, so its frame costs nothing
-        more by waiting, and a start that fails ends within its own bound."""
+        more by waiting, and a start that fails ends within its own bound; ``within``: at most this long."""
         if self._warming is not None:
-            self._warming.join()
+            self._warming.join(within)
 
     def shot(self) -> bytes | None:
         """A JPEG of the screen from the server while it serves (never started for a frame); None: screencap."""
