@@ -17,10 +17,7 @@ import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import numpy as np
-from PIL import Image
+from typing import TYPE_CHECKING, Any
 
 from remote.core.coords import swipe_vector
 from remote.core.device import refusals, screen_state, transport
@@ -40,6 +37,10 @@ from remote.core.device.text_input import TextTyper
 from remote.core.device.transport import AdbLink
 from remote.core.records import ScreenshotMetadata
 from remote.errors import ActionError, DeviceError, SecureScreen
+
+if TYPE_CHECKING:   # the image libraries load when a frame is first decoded, not with the phone's link
+    import numpy as np
+    from PIL import Image
 
 __all__ = ["ADBController", "KEYCODES", "keycode"]
 

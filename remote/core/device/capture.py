@@ -15,21 +15,32 @@ the display, `remote.core.device.frames`).
 from __future__ import annotations
 
 import struct
-
-import cv2
-import numpy as np
-from PIL import Image
+from functools import cache
+from typing import TYPE_CHECKING
 
 from remote.errors import DeviceCommandError
 
-# screencap pixel formats (android PixelFormat) -> (bytes per pixel, cv2 conversion to BGR)
-RAW_FORMATS: dict[int, tuple[int, int]] = {
-    1: (4, cv2.COLOR_RGBA2BGR),   # RGBA_8888
-    2: (4, cv2.COLOR_RGBA2BGR),   # RGBX_8888
-    3: (3, cv2.COLOR_RGB2BGR),    # RGB_888
-    4: (2, cv2.COLOR_BGR5652BGR),  # RGB_565
-    5: (4, cv2.COLOR_BGRA2BGR),   # BGRA_8888
-}
+if TYPE_CHECKING:
+    import numpy as np
+    from PIL import Image
+
+# OpenCV, numpy and Pillow are imported where a frame is first decoded, not with this module: `remote run` opens
+# the phone's link and starts the tree server before them (docs/devices.md "From the command to its exit").
+
+
+@cache
+def raw_formats() -> dict[int, tuple[int, int]]:
+    """screencap pixel formats (android PixelFormat) -> (bytes per pixel, cv2 conversion to BGR)."""
+    import cv2
+
+    return {
+        1: (4, cv2.COLOR_RGBA2BGR),   # RGBA_8888
+        2: (4, cv2.COLOR_RGBA2BGR),   # RGBX_8888
+        3: (3, cv2.COLOR_RGB2BGR),    # RGB_888
+        4: (2, cv2.COLOR_BGR5652BGR),  # RGB_565
+        5: (4, cv2.COLOR_BGRA2BGR),   # BGRA_8888
+    }
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Lines some phones print before the image (R5's display warning; linker noise on some ROMs).
 _NOISE = (b"[Warning] Multiple displays", b"A display ID can be specified", b"A display id should be specified",
@@ -64,12 +75,15 @@ def raw_to_bgr(data: bytes | bytearray | memoryview) -> np.ndarray:
     >>> raw_to_bgr(frame)[0, 0].tolist()
     [0, 0, 255]
     """
+    import cv2
+    import numpy as np
+
     if len(data) < 12:
         raise CaptureDecodeError(f"raw frame too short ({len(data)} bytes)")
     width, height, fmt = struct.unpack_from("<3I", data, 0)
-    if fmt not in RAW_FORMATS:
+    if fmt not in raw_formats():
         raise CaptureDecodeError(f"unsupported raw pixel format {fmt}")
-    bpp, conversion = RAW_FORMATS[fmt]
+    bpp, conversion = raw_formats()[fmt]
     if not (0 < width <= 16384 and 0 < height <= 16384):
         raise CaptureDecodeError(f"implausible frame size {width}x{height}")
     header = len(data) - width * height * bpp
@@ -84,6 +98,9 @@ def raw_to_bgr(data: bytes | bytearray | memoryview) -> np.ndarray:
 
 def png_to_bgr(data: bytes | bytearray) -> np.ndarray:
     """Decode ``screencap -p`` output into a BGR array; anything else is `CaptureDecodeError` (never black)."""
+    import cv2
+    import numpy as np
+
     arr = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR) if len(data) else None
     if arr is None or bytes(data[:8]) != PNG_MAGIC:
         head = bytes(data[:60]).decode("utf-8", errors="replace").strip()
@@ -93,6 +110,9 @@ def png_to_bgr(data: bytes | bytearray) -> np.ndarray:
 
 def jpeg_to_bgr(data: bytes) -> np.ndarray:
     """Decode a JPEG (the tree server's screenshot) into a BGR array; anything else is `CaptureDecodeError`."""
+    import cv2
+    import numpy as np
+
     arr = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR) if data[:2] == b"\xff\xd8" else None
     if arr is None:
         raise CaptureDecodeError("the tree server's screenshot is not a JPEG")
@@ -101,6 +121,9 @@ def jpeg_to_bgr(data: bytes) -> np.ndarray:
 
 def to_pil(bgr: np.ndarray) -> Image.Image:
     """The RGB PIL image of a BGR array (one cv2 pass; a strided numpy flip is three times slower)."""
+    import cv2
+    from PIL import Image
+
     return Image.fromarray(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), "RGB")
 
 
@@ -115,11 +138,15 @@ def decode_png(data: bytes) -> Image.Image:
 
 
 def _array(image: Image.Image | np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return image if isinstance(image, np.ndarray) else np.asarray(image.convert("RGB"))[:, :, ::-1]
 
 
 def frame_uniformity(img: Image.Image | np.ndarray) -> tuple[bool, tuple[int, int, int]]:
     """(is the frame a single flat colour, that colour as RGB). Sampled every 8th pixel: ~1 ms at 1080x2400."""
+    import numpy as np
+
     arr = _array(img)
     small = arr[::8, ::8] if min(arr.shape[:2]) >= 64 else arr
     flat_px = small.reshape(-1, 3).astype(np.int16)

@@ -30,12 +30,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from remote.core.device.capture import CaptureDecodeError, jpeg_to_bgr, png_to_bgr, raw_to_bgr, strip_warnings
 from remote.errors import DeviceCommandError, DeviceError
+
+if TYPE_CHECKING:   # the image libraries load when a frame is first decoded, not with the phone's link
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 PROBE_BYTES = 1 << 20          # the part of a raw frame read to time the link

@@ -10,14 +10,15 @@ meet the real `ADBController` against a phone, the simulated phone or the trace 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
-
-import numpy as np
-from PIL import Image
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from remote.core.device.audio import Volume
 from remote.core.device.dump import DumpRecord, DumpStats
 from remote.core.device.frames import LinkReport
+
+if TYPE_CHECKING:   # the image libraries load when a frame is first decoded, not with the phone's link
+    import numpy as np
+    from PIL import Image
 
 # Reads a text field's text (None when it cannot): what typing's read-back uses, and what a caller that can read
 # the field on the screen (the runner, by OCR in the field's box) hands to `Device.input_text` for when the UI
