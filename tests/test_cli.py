@@ -44,6 +44,19 @@ def test_the_process_entry_runs_main_then_freezes_its_objects_out_of_the_exit_co
         gc.unfreeze()   # this test process goes on collecting as before
 
 
+def test_remote_run_opens_the_phone_before_the_runner_or_the_image_libraries_are_imported():
+    """What `remote run` imports before the phone is opened and its tree server started (docs/devices.md "From
+    the command to its exit"): the phone's link, not the runner (0.3 s) nor OpenCV and numpy (0.25 s), which load
+    beside the server's cold start."""
+    probe = ("import sys, remote.commands.run, remote.commands._device; "
+             "print(sorted(m for m in ('numpy', 'cv2', 'remote.runner.factory', 'remote.runner.task_runner', "
+             "'rapidocr_onnxruntime') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_public_names_are_pinned():
     from remote.core.device import adb_controller
     from remote.core.locate import hybrid_locator
