@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
+import re
 import statistics
 import subprocess
 import sys
@@ -28,27 +28,22 @@ ROOT = Path(__file__).resolve().parents[1]
 HEADLINE = "给张三发微信消息说你好"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def one_run(task: str, profile: str, tree: str, workdir: Path) -> tuple[float, float, str]:
     """(command to exit in s, the run's own seconds (its summary's), its status) on a fresh simulated phone."""
-    port = free_port()
     scenario = workdir / "phone.yaml"
     scenario.write_text(f"profile: {profile}\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "REMOTE_TREE": tree}
-    sim = subprocess.Popen([sys.executable, "-m", "remote", "sim", "--port", str(port), "--scenario", str(scenario)],
+    # `remote sim` takes 5037, or the next free port when that is taken, and prints the one it took
+    sim = subprocess.Popen([sys.executable, "-m", "remote", "sim", "--scenario", str(scenario)],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert sim.stdout is not None
-        while "connect with" not in (line := sim.stdout.readline()):
+        while not (found := re.search(r" on 127\.0\.0\.1:(\d+)", line := sim.stdout.readline())):
             if not line:
                 raise RuntimeError("remote sim did not start")
+        port = found.group(1)
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "remote", "run", "--adb-port", str(port), "--device",
+        done = subprocess.run([sys.executable, "-m", "remote", "run", "--adb-port", port, "--device",
                                "remote-sim", "--json", "--runs-dir", str(workdir / "runs"), task],
                               env=env, capture_output=True, text=True, timeout=300)
         wall = time.perf_counter() - started

@@ -23,7 +23,7 @@ from remote.core.coords import swipe_vector
 from remote.core.device import refusals, screen_state, transport
 from remote.core.device.ahead import Ahead
 from remote.core.device.audio import Volume, music_volume
-from remote.core.device.capture import frame_uniformity, secure_app_area, to_pil
+from remote.core.device.capture import refuse_unusable, secure_app_area, to_pil
 from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
 from remote.core.device.fast_tree import FastTree, TreeMode, default_mode
 from remote.core.device.frames import FrameGrabber, LinkReport
@@ -36,7 +36,7 @@ from remote.core.device.screen_state import ScreenState
 from remote.core.device.text_input import TextTyper
 from remote.core.device.transport import AdbLink
 from remote.core.records import ScreenshotMetadata
-from remote.errors import ActionError, DeviceError, SecureScreen
+from remote.errors import ActionError, DeviceError
 
 if TYPE_CHECKING:   # the image libraries load when a frame is first decoded, not with the phone's link
     import numpy as np
@@ -162,22 +162,13 @@ class ADBController:
         if not allow_uniform and secure_app_area(bgr) and not self.screen_state.lock().ready:
             self.wake_and_unlock()   # asleep (black) or on the lock screen: make it usable, then look again
             bgr = self.frames.grab()
-        flat, colour = frame_uniformity(bgr)
         h, w = bgr.shape[:2]
         if self._size != (w, h):
             self._size = (w, h)       # the frame is the truth (a phone turned since we asked)
         self.last_screenshot = ScreenshotMetadata(timestamp=time.time(), width=w, height=h,
                                                   elapsed_ms=(time.perf_counter() - started) * 1000)
         if not allow_uniform:
-            if flat:
-                what = "black" if max(colour) < 16 else f"a single colour {colour}"
-                raise SecureScreen(f"the screenshot is {what}: a secure window (FLAG_SECURE) or a failed capture",
-                                   serial=self.serial,
-                                   hint="the UI tree still works on secure screens; if every app is black, "
-                                        "the capture itself fails: unlock the phone and retry")
-            if secure_app_area(bgr):
-                raise SecureScreen("the app's area is black under the status bar: a secure layer (FLAG_SECURE)",
-                                   serial=self.serial, hint="the UI tree still works on secure screens")
+            refuse_unusable(bgr, self.serial)
         return bgr
 
     def screenshot(self, *, allow_uniform: bool = False) -> Image.Image:

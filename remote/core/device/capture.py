@@ -18,7 +18,7 @@ import struct
 from functools import cache
 from typing import TYPE_CHECKING
 
-from remote.errors import DeviceCommandError
+from remote.errors import DeviceCommandError, SecureScreen
 
 if TYPE_CHECKING:
     import numpy as np
@@ -162,3 +162,18 @@ def secure_app_area(img: Image.Image | np.ndarray, margin: float = 0.06) -> bool
     h = arr.shape[0]
     area = arr[int(h * margin): h - int(h * margin): 8, ::8]
     return area.size > 0 and int(area.max()) < 16
+
+
+def refuse_unusable(bgr: np.ndarray, serial: str) -> None:
+    """`SecureScreen` for a frame that shows nothing of the app: one flat colour (a secure window, or a failed
+    capture), or black under the status bar (a FLAG_SECURE layer, R8). The UI tree still works there."""
+    flat, colour = frame_uniformity(bgr)
+    if flat:
+        what = "black" if max(colour) < 16 else f"a single colour {colour}"
+        raise SecureScreen(f"the screenshot is {what}: a secure window (FLAG_SECURE) or a failed capture",
+                           serial=serial,
+                           hint="the UI tree still works on secure screens; if every app is black, "
+                                "the capture itself fails: unlock the phone and retry")
+    if secure_app_area(bgr):
+        raise SecureScreen("the app's area is black under the status bar: a secure layer (FLAG_SECURE)",
+                           serial=serial, hint="the UI tree still works on secure screens")
