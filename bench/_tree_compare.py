@@ -9,7 +9,9 @@ both paths and their ratio, the trees read per step (server) and dumps per step 
 server path's seconds go (``shots``: frames the tree server gave, of all frames taken); then the targets: the
 headline at most 3.5 s (median) with a fresh tree behind every step and the final check, the templates together
 at least 2.5 times faster than the dump path. Each phone has u2.jar from a run before (pushed once per phone);
-the headline's first run on a phone, which pushes it, is timed once and printed apart.
+the headline's first run on a phone, which pushes it, is timed once and printed apart. The server path runs with
+the product's default ``--frames needed`` (a frame where a check reads the pixels); the headline is also run with
+``--frames every`` (a frame of every screen) and its median printed apart.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def compare_trees(run_one: Callable[..., dict], pad: Callable[[str, int], str], 
         print(f"\n== {profile}, {end} end: " + ", ".join(f"{k} {v}" for k, v in costs.items()))
         rows: list[tuple[dict, dict]] = []
         warms: list[dict | None] = []
+        every: list[dict] = []     # the headline on the server path with --frames every (a frame of each screen)
         # every run's phone has u2.jar from a run before it (pushed once per phone, as uiautomator2 does); the
         # first run on a phone also pushes it: timed once, printed apart
         first = run_one(headline, "1080x2400", None, runs_dir, waits=waits, profile=profile, tree="auto", costs=costs,
@@ -49,10 +52,18 @@ def compare_trees(run_one: Callable[..., dict], pad: Callable[[str, int], str], 
                 served = run_one(task, "1080x2400", None, runs_dir, waits=waits, profile=profile, tree="auto",
                                  costs=costs)
                 rows.append((dump, served))
+                if task == headline:
+                    every.append(run_one(task, "1080x2400", None, runs_dir, waits=waits, profile=profile,
+                                         tree="auto", costs=costs, frames="every"))
             if len(tasks) > 1:    # the same task once more, on a phone whose server was started before it
                 warms.append(run_one(task, "1080x2400", None, runs_dir, waits=waits, profile=profile, tree="auto",
                                      costs=costs, warm_server=True))
         ok = report(rows, headline, pad, warms) and ok
+        if every:
+            walls = sorted(r["wall"] for r in every)
+            print(f"headline with --frames every (a frame of each screen, {every[0]['grabs']} frames): server path "
+                  f"median {statistics.median(walls):.2f} s (min {walls[0]:.2f}, max {walls[-1]:.2f}); all "
+                  f"succeeded: {'yes' if all(r['ok'] for r in every) else 'NO'}")
         print(f"headline, the first run on a phone (u2.jar, {first['jar_mb']:.1f} MB, pushed before the server "
               f"starts): {first['wall']:.2f} s ({'ok' if first['ok'] else 'FAILED'})")
     return 0 if ok else 1

@@ -113,14 +113,15 @@ class StepClock(QuietListener):
 
 def run_one(task: str, resolution: str, dump_ms: int | None, runs_dir: str, version: str = WECHAT_VERSIONS[-1],
             rom: str = "aosp", waits: bool = True, profile: str | None = None, tree: str = "dump",
-            costs: dict | None = None, warm_server: bool = False, jar_on_phone: bool = True) -> dict:
+            costs: dict | None = None, warm_server: bool = False, jar_on_phone: bool = True,
+            frames: str | None = None) -> dict:
     keys = {"profile": profile, **(costs or {})} if profile else dict(costs or {})
     if dump_ms is not None:
         keys["uiautomator_delay_ms"] = dump_ms
     with serve(resolution=resolution, versions={"wechat": version}, rom=rom, **keys) as server:
         dump_ms = server.phone.scenario.uiautomator_delay_ms
         sleeper = CountingSleep(real=waits)
-        adb = ADBController(server.serial, port=server.port, sleep=sleeper, tree=tree).connect()
+        adb = ADBController(server.serial, port=server.port, sleep=sleeper, tree=tree, frames=frames).connect()
         clock = StepClock(sleeper, server.phone, adb)
         runner = build_runner(adb, options=RunOptions(runs_dir=runs_dir), listener=clock, clock=Clock(sleep=sleeper))
         if jar_on_phone and tree != "dump":   # a phone remote ran on before: its u2.jar is there (pushed once)

@@ -72,6 +72,10 @@ def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True, many
     p.add_argument("--tree", choices=["auto", "server", "dump"], default=None,
                    help="where UI trees come from: uiautomator2's resident server, falling back to `uiautomator "
                         "dump` (auto), only the server, or only the dump (default: REMOTE_TREE or auto)")
+    p.add_argument("--frames", choices=["needed", "every"], default=None,
+                   help="with the server's trees: take a screen's frame when something reads its pixels (needed: "
+                        "the record shows those), or one of every screen, for a picture of each step (default: "
+                        "REMOTE_FRAMES or needed)")
 
 
 def run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -214,6 +214,7 @@ def get_preset_config(name: str, api_key: str = "", **overrides: object) -> LLMC
 
 
 TREE_MODES = ("auto", "server", "dump")    # remote.core.device.fast_tree.TreeMode
+FRAMES_MODES = ("needed", "every")         # remote.core.device.fast_tree.FRAMES_MODES
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,8 @@ class Settings:
     where learned tasks go (default ``$XDG_DATA_HOME/remote/learned``, i.e. ``~/.local/share/remote/learned``),
     REMOTE_LEARN_TRUST_AFTER: clean replays before a learned task is trusted (default 2), REMOTE_TREE: where UI
     trees come from, ``auto`` (uiautomator2's resident server, falling back to ``uiautomator dump``), ``server``
-    or ``dump`` (docs/devices.md "The resident tree server")."""
+    or ``dump`` (docs/devices.md "The resident tree server"); REMOTE_FRAMES: with the server's trees, a screen's
+    frame taken when something reads its pixels (``needed``, the default) or for every screen (``every``)."""
 
     adb_path: str = ""
     adb_serial: str = ""
@@ -234,6 +236,7 @@ class Settings:
     learned_dir: Path | None = None        # from_env fills it in
     learn_trust_after: int = 2
     tree: str = "auto"
+    frames: str = "needed"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv_path: str | Path | None = None) -> Settings:
@@ -252,7 +255,10 @@ class Settings:
         tree = (env.get("REMOTE_TREE") or "auto").strip().lower()
         if tree not in TREE_MODES:
             raise ConfigError(f"REMOTE_TREE must be one of {', '.join(TREE_MODES)}, not {tree!r}")
-        return cls(tree=tree, module_dirs=dirs, adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
+        frames = (env.get("REMOTE_FRAMES") or "needed").strip().lower()
+        if frames not in FRAMES_MODES:
+            raise ConfigError(f"REMOTE_FRAMES must be one of {', '.join(FRAMES_MODES)}, not {frames!r}")
+        return cls(tree=tree, frames=frames, module_dirs=dirs, adb_path=env.get("ADB_PATH", ""), adb_serial=env.get("ADB_SERIAL", ""),
                    operation_delay=max(0.0, delay), adb_host=env.get("ANDROID_ADB_SERVER_HOST") or "127.0.0.1",
                    adb_port=port, learned_dir=learned, learn_trust_after=max(1, trust))
 

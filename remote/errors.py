@@ -226,6 +226,11 @@ class SecureScreen(DeviceError):
     """The captured frame is black or uniform: a secure window (FLAG_SECURE) or a failed capture."""
 
 
+class FrameGone(DeviceError):
+    """A screen read as a tree alone was asked for its pixels after something changed the screen: its frame
+    can no longer be taken (a step that may need them takes them before it acts, docs/devices.md "Frames")."""
+
+
 class DeviceCommandError(DeviceError):
     def __init__(self, message: str, *, command: str = "", output: str = "", serial: str | None = None,
                  hint: str = "") -> None:

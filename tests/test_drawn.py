@@ -242,3 +242,35 @@ def test_each_back_press_is_judged_on_the_screen_it_brought(sim_server, sim_phon
     assert back.status.value == "success" and "home after 1 BACK presses" in back.notes
     assert sum(c.endswith("keyevent 4") for c in sim_phone.snapshot()["commands"]) == 1
     assert sim_phone.screen_name == "chats"
+
+
+@pytest.mark.parametrize("frames", ["needed", "every"])
+def test_a_screen_read_as_a_tree_takes_its_frame_when_first_read_and_never_after_a_command(sim_server, sim_phone,
+                                                                                          frames):
+    """--frames needed: a screen the next step will not compare on pixels is read as a tree alone; its frame is
+    taken the first time its pixels are read (the same picture as a frame taken then), and refused once a command
+    that may change the screen went in after its tree was read. --frames every: taken with the tree, as before."""
+    from remote.errors import FrameGone
+    from remote.runner.capture import Capture
+
+    sim_phone.launch(apps.WECHAT)
+    adb = ADBController(sim_server.serial, port=sim_server.port, tree=TreeMode.AUTO, frames=frames).connect()
+    time.sleep(0.4)
+    capture = Capture(adb)
+    capture.pixels_wanted = False                      # the next step reads no pixels of the screen after this one
+    screen = capture.screen(tree=True)
+    assert screen.xml is not None and screen.tree() is not None and screen.size == adb.window_size()
+    assert screen.frame_taken is (frames == "every") and capture.stats.frames == (frames == "every")
+    assert screen.gray.shape == (screen.size[1], screen.size[0])    # read: taken now, once
+    assert screen.frame_taken and capture.stats.frames == 1
+    assert screen.pil_if_taken() is not None
+
+    later = capture.screen(tree=True)
+    adb.input_keyevent("KEYCODE_VOLUME_UP")            # a command that may change the screen
+    if frames == "every":
+        assert later.frame_taken and later.bgr is not None
+        return
+    assert not later.frame_taken and later.pil_if_taken() is None and later.tree() is not None
+    with pytest.raises(FrameGone):
+        later.take_frame()
+    assert capture.stats.frames == 1                   # never a picture of another moment

@@ -62,13 +62,62 @@ def test_auto_reads_every_tree_from_the_server_and_reports_its_cold_start(tmp_pa
     assert served(record)["reads"] == tree["reads"] >= len(record["steps"])   # a fresh tree behind every step
     assert record["final_check"]["method"] == "tree"
     frames = summary["frames"]                                       # the summary says where frames came from
-    # a frame for each screen a step was judged on: the launch's app screen and each screen after a later step (the
-    # finished screen, read again, showed the last step's tree to the letter and kept that step's frame)
+    # --frames needed (the default): a frame only of each screen a tap was aimed on (its verdict may compare the
+    # pixels before and after it, should the two trees agree); typing, the taps the next step types after on their
+    # second look, and the finished screen are judged on trees alone, and their frames are never taken
+    taps = [s for s in record["steps"] if s["step"]["action"] == "tap"]
     assert frames["taken"] == record["device"]["link"]["grabs"] == record["device"]["captures"]["frames"] \
-        == len(record["steps"]) - 1
+        == len(taps) == 3
+    assert frames["when_read"] is True
+    pictured = {s["step"]["step"] for s in record["steps"] if "before" in s["artifacts"]}
+    assert pictured == {s["step"]["step"] for s in taps}               # the record keeps what the run looked at
+    kept = [s["artifacts"] for s in record["steps"]]
+    assert all(f"{k}_xml" in a for a in kept for k in ("before", "after") if k in a)   # a picture with its tree
+    assert sum("after_xml" in a and "after" not in a for a in kept) >= 3   # a screen judged on its tree: the tree
+    assert "judged on its UI tree: no frame was taken" in (Path(summary["record"]) / "report.html").read_text()
     link = record["device"]["link"]
     assert frames["from_tree_server"] == link["shots"]
     assert link["shot_s"] > 0 and link["server_shots"] in (True, False)   # the server's shot timed, the choice made
+
+
+@pytest.mark.slow
+def test_frames_every_takes_a_frame_of_every_screen_a_step_was_judged_on(tmp_path, capsys):
+    code, summary, record = run_cli(tmp_path, capsys, "", "--tree", "auto", "--frames", "every")
+    assert code == 0 and record["device_state"]["chats"] == {"张三": ["你好"]}
+    # the launch's app screen and each screen after a later step (the finished screen, read again, showed the last
+    # step's tree to the letter and kept that step's frame)
+    assert summary["frames"]["taken"] == record["device"]["captures"]["frames"] == len(record["steps"]) - 1
+    assert summary["frames"]["when_read"] is False
+    kept = [s["artifacts"] for s in record["steps"]]
+    assert all(k in a for a in kept for k in ("before", "after") if f"{k}_xml" in a)   # every screen's picture
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("foreseen", [True, False], ids=["foreseen", "taken-before-the-tap"])
+def test_a_tap_that_changes_nothing_is_judged_on_the_frame_taken_before_it(tmp_path, capsys, monkeypatch, foreseen):
+    """--frames needed: a tap's verdict compares the pictures before and after it when the two trees agree (a
+    canvas, a WebView), so the frame of the screen it was aimed on is taken before it touches: a tap that changed
+    nothing (the chat's own title) is said as such, on the pixels, and tried again, never judged without them.
+    Foreseen: the step before took that frame beside its last read (the next step is a tap); not foreseen (the
+    screen read as a tree alone), the tap takes it before it touches."""
+    if not foreseen:
+        monkeypatch.setattr("remote.runner.task_runner.needs_pixels_before", lambda step: False)
+    module = tmp_path / "modules" / "probe"
+    module.mkdir(parents=True)
+    (module / "config.yaml").write_text("name: probe\npackage: com.tencent.mm\nkeywords: [探针]\n", encoding="utf-8")
+    (module / "tasks.yaml").write_text(
+        "tasks:\n  - name: title\n    description: 打开张三的聊天, 再点它的标题\n    patterns: [探针点标题]\n"
+        "    steps:\n      - {action: launch_app, params: {package: com.tencent.mm}, wait_after: 600}\n"
+        "      - {action: tap, target_ref: \"text:张三\"}\n      - {action: tap, target_ref: \"text:张三\", retry: 1}\n",
+        encoding="utf-8")
+    monkeypatch.setenv("REMOTE_MODULES", str(tmp_path / "modules"))
+    code, summary, record = run_cli(tmp_path, capsys, "", task="探针点标题")
+    assert code == 1 and summary["failure"] == "no_change" and summary["frames"]["when_read"] is True
+    title = record["steps"][-1]
+    assert title["retry_count"] == 1 and "no visible change after 2 tries" in title["error_message"]
+    assert title["verify_result"]["method"] == "pixel" and title["verify_result"]["outcome"] == "no_change"
+    assert {"before", "after"} <= set(title["artifacts"])          # both pictures it was judged on, recorded
+    assert dumps(record) == []
 
 
 @pytest.mark.slow

@@ -103,6 +103,17 @@ def _blocker_reply(data: Any) -> Blocker | None:
     return _blocker_from(data)
 
 
+Picture = Image.Image | Callable[[], Image.Image]   # a screen's picture, or what takes it when first asked
+
+
+def _picture(picture: Picture) -> Image.Image:
+    return picture if isinstance(picture, Image.Image) else picture()
+
+
+def _size(picture: Picture) -> tuple[int, int] | None:
+    return picture.size if isinstance(picture, Image.Image) else None
+
+
 class Verifier:
     """``Verifier(config).classify(before, after, hierarchy_after=xml, expected="text:发送")``."""
 
@@ -135,21 +146,25 @@ class Verifier:
 
     # -- free ------------------------------------------------------------------------------
 
-    def classify(self, before: Image.Image, after: Image.Image, *, hierarchy_before: Any = None,
+    def classify(self, before: Picture, after: Picture, *, hierarchy_before: Any = None,
                  hierarchy_after: Any = None, expected: str | None = None,
                  expected_package: str | None = None) -> VerifyResult:
-        """What a before/after comparison says, without a model."""
-        change = rules.pixel_change(before, after)
-        tree_b = rules.as_tree(hierarchy_before, before.size)
-        tree_a = rules.as_tree(hierarchy_after, after.size)
+        """What a before/after comparison says, without a model. The pictures (or what gives them, when asked)
+        are compared only when the two trees do not already differ: then they decide whether anything changed."""
+        tree_b = rules.as_tree(hierarchy_before, _size(before))
+        tree_a = rules.as_tree(hierarchy_after, _size(after))
         t_change = rules.tree_change(tree_b, tree_a) if tree_b is not None and tree_a is not None else None
-        changed = change >= rules.NO_CHANGE_BELOW or bool(t_change)
-        detail = f"{change:.1%} of pixels changed" + (f", tree {t_change:.0%} different" if t_change else "")
+        if t_change:
+            changed, detail = True, f"tree {t_change:.0%} different"
+        else:
+            change = rules.pixel_change(_picture(before), _picture(after))
+            changed, detail = change >= rules.NO_CHANGE_BELOW, f"{change:.1%} of pixels changed"
         if not changed:
             return VerifyResult(False, 0.9, screen_changed=False, change_description=detail,
                                 suggestion=SuggestionAction.RETRY, outcome=StepOutcome.NO_CHANGE, method="pixel",
                                 suggestion_detail="nothing visible happened; retry the step")
-        blocker = rules.detect_blocker_in_tree(tree_a, after.size) if tree_a is not None else None
+        blocker = rules.detect_blocker_in_tree(tree_a, _size(after) or tree_a.screen_size) if tree_a is not None \
+            else None
         if blocker is not None:
             return VerifyResult(False, 0.8, current_state=blocker.description, screen_changed=True,
                                 change_description=detail, blocker=blocker, suggestion=SuggestionAction.DISMISS,
@@ -237,6 +252,7 @@ class Verifier:
         """Offline rules first; then (``use_model`` and a vision model) the model."""
         size = screenshot.size if screenshot is not None else None
         tree = rules.as_tree(hierarchy, size)
+        size = size or (tree.screen_size if tree is not None else None)
         blocker = rules.detect_blocker_in_tree(tree, size, ime_shown=ime_shown)
         if blocker is not None or not use_model or screenshot is None or not self._vision():
             return blocker

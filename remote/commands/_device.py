@@ -73,7 +73,8 @@ def open_device(args: argparse.Namespace, settings: Settings | None = None, *,
 
         with serve(scenario=getattr(args, "scenario", None), **trace) as server:
             adb = ADBController(server.serial, port=server.port, operation_delay=settings.operation_delay,
-                                tree=getattr(args, "tree", None) or settings.tree)
+                                tree=getattr(args, "tree", None) or settings.tree,
+                            frames=getattr(args, "frames", None) or settings.frames)
             try:
                 yield adb.connect(), server.phone
             finally:
@@ -83,7 +84,8 @@ def open_device(args: argparse.Namespace, settings: Settings | None = None, *,
     port = getattr(args, "adb_port", None) or settings.adb_port
     with phone_locks(_serial_to_lock(serial, host, port) if lock else [], host, port):
         adb = ADBController(serial, host=host, port=port, operation_delay=settings.operation_delay,
-                            tree=getattr(args, "tree", None) or settings.tree)
+                            tree=getattr(args, "tree", None) or settings.tree,
+                            frames=getattr(args, "frames", None) or settings.frames)
         try:
             yield adb.connect(), None
         finally:

@@ -186,6 +186,7 @@ class Ran:
     result: TaskResult
     tree: dict[str, Any]     # where the run's UI trees came from, the server's cold start
     link: LinkReport         # and its frames
+    when_read: bool = False  # taken only where a check read the pixels (--frames needed, with the server's trees)
 
 
 def run_on(args: argparse.Namespace, llm: LLMConfig, adb: ADBController, sim: Any) -> Ran:
@@ -201,18 +202,20 @@ def run_on(args: argparse.Namespace, llm: LLMConfig, adb: ADBController, sim: An
                           device_state=sim.snapshot if sim is not None else None,
                           learner=make_learner(args))
     result = runner.run(args.task)
-    return Ran(result, adb.dump_stats().tree, adb.link_report())
+    return Ran(result, adb.dump_stats().tree, adb.link_report(), adb.frames_when_read())
 
 
 def report(args: argparse.Namespace, ran: Ran) -> int:
     """The run's summary (one JSON line with --json) and its exit code."""
     result, link = ran.result, ran.link
     if args.json:
-        frames = {"taken": link.grabs, "from_tree_server": link.shots, "screencap_wire": link.wire}
+        frames = {"taken": link.grabs, "from_tree_server": link.shots, "screencap_wire": link.wire,
+                  "when_read": ran.when_read}
         print(json.dumps({**summary(result, args.dry_run), "tree": ran.tree, "frames": frames}, ensure_ascii=False),
               flush=True)
     else:
         print_summary(result, args.dry_run)
-        print(f"  {fast_tree.describe(ran.tree)}; {frames_line(link)}")
+        where = ", where a check read the screen's pixels (--frames every: one of each screen)" if ran.when_read else ""
+        print(f"  {fast_tree.describe(ran.tree)}; {frames_line(link)}{where}")
     warn_record(result)
     return int(result.exit_code)

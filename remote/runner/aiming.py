@@ -101,7 +101,7 @@ class Aimer:
         for _ in range(BLOCKER_DISMISSALS + LOADING_WAITS):
             if not screen.tree_taken:
                 screen = self.tools.capture.screen(tree=True)
-            blocker = self.tools.checks.detect_blocker(screen.pil, screen.tree(), use_model=False)
+            blocker = self.tools.checks.detect_blocker(screen.pil_if_taken(), screen.tree(), use_model=False)
             if blocker is None or _presses(blocker, keep):
                 break
             loading = blocker.type is BlockerType.LOADING
@@ -119,7 +119,7 @@ class Aimer:
         ambiguous: tuple[str, LocateResult] | None = None
         for target in step.targets:
             self.tools.clock.check()
-            if screen.secure and parse_target(target)[0] == "ref":
+            if parse_target(target)[0] == "ref" and screen.secure:
                 loc = LocateResult(False, error="secure screen: images cannot be matched on a black frame",
                                    failure=LocateFailure.NOT_FOUND)
             elif quick:

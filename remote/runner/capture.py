@@ -36,7 +36,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -44,9 +43,10 @@ from PIL import Image
 
 from remote.core.device.dump import DumpRecord
 from remote.core.device.protocol import CheapTree, CostReport, Device, DumpReuse, FrameSource, Wakeable
-from remote.core.locate.screen import Screen
+from remote.core.locate.screen import FrameLater, Screen
 from remote.errors import DeviceCommandError, DeviceError, SecureScreen
 from remote.runner import drawn
+from remote.runner.frames import CaptureStats, FrameBeside, later_frame
 
 logger = logging.getLogger(__name__)
 RECENT_DUMP_S = 3.0    # a read-back dump this recent, with nothing changed since, is the next screen's tree
@@ -54,35 +54,6 @@ HELD_S = 1.0           # a screen read as a wait ended (`await_drawn` with ``kee
 WATCH_POLL_S = 0.02    # how often `frame_beside_read_back` looks for the read-back dump to have begun
 T = TypeVar("T")
 Frame = tuple[Image.Image | np.ndarray, bool]
-
-
-@dataclass(frozen=True, eq=False)
-class FrameBeside:
-    """A frame taken beside typing's read-back dump once the settle time had run in it: what was captured (the
-    frame, whether the screen was secure), when (``taken_at``, `time.monotonic`) and after which action
-    (``generation``: the phone's count of screen-changing commands when that dump began)."""
-
-    image: Image.Image | np.ndarray
-    secure: bool
-    generation: int
-    taken_at: float
-
-    def of(self, record: DumpRecord | None) -> bool:
-        """Taken beside ``record`` (the phone's last dump, None when something changed the screen since)."""
-        return record is not None and record.generation == self.generation
-
-
-@dataclass
-class CaptureStats:
-    frames: int = 0
-    dumps: int = 0          # dumps this capture asked for
-    reused: int = 0         # screens given an earlier tree instead
-    failed: int = 0
-    waited_ms: float = 0.0  # spent waiting for actions' effects to show (`await_drawn`)
-    drawn: int = 0          # waits that ended on the effect shown and held, before the configured time
-
-    def to_dict(self) -> dict[str, float]:
-        return {k: round(v, 1) if isinstance(v, float) else v for k, v in self.__dict__.items()}
 
 
 class Capture:
@@ -102,7 +73,8 @@ class Capture:
         self._born = time.monotonic()
         self._pending: threading.Thread | None = None   # a prefetched dump, running or done, not yet taken
         self._prefetched: str | None = None
-        self._held: tuple[str, Frame] | None = None     # the tree and frame a wait ended on, not yet taken
+        self._held: tuple[str, Frame | None] | None = None   # the tree (and frame) a wait ended on, not yet taken
+        self.pixels_wanted = True   # the next step may read the screen after this one's pixels (`later`)
 
     def _recent(self) -> DumpRecord | None:
         """The phone's own last dump (typing's read-back), when taken in this capture's life, moments ago,
@@ -151,7 +123,7 @@ class Capture:
         the screen after (`after_action`, `screen_after_typing`). Reads the phone's dump underway; counts the
         frame."""
         device = self.device
-        if not isinstance(device, DumpReuse):
+        if not isinstance(device, DumpReuse) or self._later():
             return act(), None
         done, taken = threading.Event(), []
 
@@ -184,19 +156,21 @@ class Capture:
         it), when nothing has changed the screen since that dump began; else None (the next step captures).
         Reads the phone's last dump; the screen it returns becomes `last`."""
         recent = self._recent()
+        if recent is not None and beside is None and self._later():
+            return self._reused(later_frame(self.device, self._frame), False, recent.xml)
         if beside is None or not beside.of(recent):
             return None
         assert recent is not None
         return self._reused(beside.image, beside.secure, recent.xml)
 
-    def screen(self, *, tree: bool, fresh: bool = False) -> Screen:
-        """The screen now; with ``tree`` its UI tree too (``fresh``: dump, never reuse). A screen with a tree
-        becomes `last`."""
+    def screen(self, *, tree: bool, fresh: bool = False, pixels: bool = False) -> Screen:
+        """The screen now; with ``tree`` its UI tree too (``fresh``: dump, never reuse; ``pixels``: its frame
+        taken with it, whatever `pixels_wanted` says). A screen with a tree becomes `last`."""
         if tree and self._cheap():
             # read beside the frame, never reused: it costs no time beside the frame, and a tree reused from the
             # phone's last read (a poll of `await_drawn`, a read-back) would send a target not found to be looked
             # for again on a fresh one (`Aimer.locate`). The pair a wait ended on is such a read, moments ago
-            return self._take_held() or self._with_tree(self._frame)
+            return self._take_held() or self._fresh_pair(pixels)
         image, secure = self._frame()
         if not tree and not secure:
             return Screen(image)
@@ -222,11 +196,15 @@ class Capture:
         (reads the phone's last dump; changes nothing). With cheap trees: a tree read now is ``last``'s, to the
         letter; the screen given is that fresh tree with ``last``'s frame (it becomes `last`). Either way the
         caller judges on it only what a tree decides, and captures again for anything that needs the pixels."""
-        if last is None or last.xml is None or last.secure or not isinstance(self.device, DumpReuse):
+        if last is None or last.xml is None or last.frame_taken and last.secure or not isinstance(self.device,
+                                                                                                   DumpReuse):
             return None
         if self._cheap():
             xml, _ = self._dump()
-            return self._keep(Screen(last.source, xml)) if xml is not None and xml == last.xml else None
+            # a frame not taken of the last screen is taken of this one, if something reads it: a command (a key
+            # the tree does not show) may have gone in since the last screen was read
+            frame = last.source if last.frame_taken else later_frame(self.device, self._frame)
+            return self._keep(Screen(frame, xml)) if xml is not None and xml == last.xml else None
         record = self.device.recent_dump(RECENT_DUMP_S)
         return last if record is not None and record.xml is last.xml else None
 
@@ -250,7 +228,7 @@ class Capture:
             # the server's read does not wait for the screen to go idle as the dump does: read right after the
             # action, its tree would be of the screen before the action's effect. Read once the screen shows it
             self.await_drawn(settle_s, sleep, keep=True)
-            return self._take_held() or self._with_tree(self._frame)
+            return self._take_held() or self._fresh_pair()
         recent = self._recent()
         if recent is not None:
             if beside is not None and beside.of(recent):
@@ -281,11 +259,12 @@ class Capture:
             sleep(max(0.0, settle_s - (time.monotonic() - started)))   # the dump, or no server within the wait
         else:
             before = self.last.xml if self.last is not None else None
+            later = self._later()
             seen = drawn.await_drawn(device.dump_hierarchy, max(0.0, settle_s - (time.monotonic() - started)), sleep,
-                                     before=before, app=app, beside=self._frame if keep else None)
+                                     before=before, app=app, beside=self._frame if keep and not later else None)
             self.stats.dumps += seen.reads
             self.stats.drawn += seen.shown
-            if seen.tree is not None and seen.beside is not None:
+            if keep and seen.tree is not None and (seen.beside is not None or later):
                 self._held = (seen.tree, seen.beside)
         self.stats.waited_ms += (time.monotonic() - started) * 1000
 
@@ -296,12 +275,30 @@ class Capture:
         held, self._held = self._held, None
         if held is None or not isinstance(self.device, DumpReuse):
             return None
-        xml, (image, secure) = held
+        xml, frame = held
         record = self.device.recent_dump(HELD_S)
         if record is None or record.xml is not xml:
             return None
         self._paired = xml
-        return self._keep(Screen(image, xml, secure=secure))
+        if frame is None:
+            return self._keep(Screen(later_frame(self.device, self._frame), xml))
+        return self._keep(Screen(frame[0], xml, secure=frame[1]))
+
+    def _fresh_pair(self, pixels: bool = False) -> Screen:
+        """With cheap trees: a tree read now, beside a frame, or (`_later`, unless ``pixels``) with its frame taken
+        when first read; a read that fails leaves the screen to its frame. It becomes `last`."""
+        if pixels or not self._later():
+            return self._with_tree(self._frame)
+        xml, error = self._dump()
+        if xml is None:
+            image, secure = self._frame()
+            return Screen(image, secure=secure, tree_error=error)
+        return self._keep(Screen(later_frame(self.device, self._frame), xml))
+
+    def _later(self) -> bool:
+        """A screen's frame is taken when something reads it (`remote.runner.later`): trees are cheap, the phone
+        is set so (``--frames needed``), and the next step is not known to read the pixels of the screen now."""
+        return not self.pixels_wanted and isinstance(self.device, CheapTree) and self.device.frames_when_read()
 
     def _with_tree(self, frame: Callable[[], Frame]) -> Screen:
         """A screen whose UI tree is read on a thread of its own while ``frame`` runs here (the frame, or a wait
@@ -367,7 +364,7 @@ class Capture:
         self.stats.reused += 1
         return self._keep(screen)
 
-    def _reused(self, image: Image.Image | np.ndarray, secure: bool, xml: str) -> Screen:
+    def _reused(self, image: Image.Image | np.ndarray | FrameLater, secure: bool, xml: str) -> Screen:
         self._paired = xml
         self.stats.reused += 1
         screen = Screen(image, xml, secure=secure)

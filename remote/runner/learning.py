@@ -333,7 +333,7 @@ def crop_at(screen: Screen, point: tuple[int, int], *, icon: bool = False) -> Im
     with ``icon``, when the target is larger (a list row), the smallest node under the point that is (its icon)."""
     tree = screen.tree()
     node = _node_at(tree, point) if tree is not None else None
-    if node is None or tree is None:
+    if node is None or tree is None or not screen.frame_taken:   # a screen read as a tree alone has no picture
         return None
     box = tree.clickable_target(node).bounds
     if _sensible(box, screen.size):

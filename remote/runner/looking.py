@@ -87,7 +87,7 @@ def seen_in(loc: LocateResult | None, screen: Screen, targets: Sequence[str]) ->
         box = loc.element.bbox
         return Seen(True, f"{loc.matched_ref or targets[0]} found by {loc.method_used} at {list(box)}",
                     loc.method_used, box)
-    if screen.secure and screen.tree() is None:
+    if screen.tree() is None and screen.secure:
         return Seen(None, "a secure screen with no UI tree", "")
     return Seen(False, f"{' | '.join(targets)} not on the screen", "tree" if tree_can_tell(screen) else "ocr")
 

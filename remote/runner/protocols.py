@@ -8,7 +8,7 @@ The real parts are ``HybridLocator``, ``remote.ai.verifier.Verifier``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from PIL import Image
@@ -46,7 +46,8 @@ class Checks(Protocol):
     @property
     def has_model(self) -> bool: ...
 
-    def classify(self, before: Image.Image, after: Image.Image, *, hierarchy_before: Any = None,
+    def classify(self, before: Image.Image | Callable[[], Image.Image], after: Image.Image | Callable[[], Image.Image],
+                 *, hierarchy_before: Any = None,
                  hierarchy_after: Any = None, expected: str | None = None,
                  expected_package: str | None = None) -> VerifyResult: ...
 

@@ -13,6 +13,7 @@ as `report` does (no absolute paths, no ``..``, no symlinks leading out).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,11 +22,11 @@ from PIL import Image
 
 from remote.core.imagefile import open_image
 from remote.core.locate.hybrid_locator import HybridLocator
-from remote.core.locate.screen import Screen
-from remote.core.locate.ui_tree import UITreeError
+from remote.core.locate.screen import FrameLater, Screen
+from remote.core.locate.ui_tree import UITreeError, parse_hierarchy
 from remote.core.record.report import MAX_DUMP_BYTES, inside, load_record
 from remote.core.records import LocateResult, UIElement
-from remote.errors import BadInput
+from remote.errors import BadInput, FrameGone
 from remote.runner import focus
 from remote.runner.looking import again as look_again
 
@@ -188,14 +189,17 @@ def _looks(run_dir: Path, step: _Step, locator: HybridLocator) -> list[Decision]
     out = []
     for look in step.looks:
         what = f"{look['kind']} {look['target']}"
-        image = _image(run_dir, look["image"])
-        if image is None:
+        screen = _screen(run_dir, look["image"], look["xml"])
+        if screen is None:
             if look["kind"] in ("app", "version"):
                 out.append(Decision(step.n, "look", f"{what}: {look['seen']}", "-", False,
                                     "decided by the phone (the app in front, its version): not replayable offline"))
             continue
-        recorded, replayed = look_again(look, step.plan, Screen(image, _xml(run_dir, look["xml"])), locator)
-        out.append(Decision(step.n, "look", f"{what}: {recorded}", f"{what}: {replayed}", recorded != replayed))
+
+        def again(look: dict[str, Any] = look, screen: Screen = screen, what: str = what) -> Decision:
+            recorded, replayed = look_again(look, step.plan, screen, locator)
+            return Decision(step.n, "look", f"{what}: {recorded}", f"{what}: {replayed}", recorded != replayed)
+        out.append(_offline(step, "look", again))
     return out
 
 
@@ -227,31 +231,52 @@ def replay_run(run_dir: str | Path, *, verifier: Any = None,
 
 def _decisions(run_dir: Path, step: _Step, locator: HybridLocator, verifier: Any) -> list[Decision]:
     out = []
-    before = _image(run_dir, step.files.get("before"))
+    before = _screen(run_dir, step.files.get("before"), step.files.get("before_xml"))
+    after = _screen(run_dir, step.files.get("after"), step.files.get("after_xml"))
     if step.target and step.located is not None and before is not None:
-        screen = Screen(before, _xml(run_dir, step.files.get("before_xml")))
-        out.append(_locate_decision(step, screen, locator))
+        out.append(_offline(step, "locate", lambda: _locate_decision(step, before, locator)))
     out += _looks(run_dir, step, locator)
-    after = _image(run_dir, step.files.get("after"))
     if before is not None and after is not None and step.verified["method"] == focus.METHOD:
-        out.append(_focus_decision(run_dir, step, before, after))
+        out.append(_offline(step, "verify", lambda: _focus_decision(step, before, after)))
     elif before is not None and after is not None and step.verified["method"] in ("pixel", "tree"):
-        again = verifier.classify(before, after, hierarchy_before=_xml(run_dir, step.files.get("before_xml")),
-                                  hierarchy_after=_xml(run_dir, step.files.get("after_xml")),
-                                  expected=step.expected)
-        rec = step.verified["outcome"]
-        out.append(Decision(step.n, "verify", rec, again.outcome.value, again.outcome.value != rec))
+        def verdict() -> Decision:
+            again = verifier.classify(lambda: before.pil, lambda: after.pil, hierarchy_before=before.tree(),
+                                      hierarchy_after=after.tree(), expected=step.expected)
+            rec = step.verified["outcome"]
+            return Decision(step.n, "verify", rec, again.outcome.value, again.outcome.value != rec)
+        out.append(_offline(step, "verify", verdict))
     return out
 
 
-def _focus_decision(run_dir: Path, step: _Step, before: Image.Image, after: Image.Image) -> Decision:
+def _screen(run_dir: Path, image: str | None, xml_name: str | None) -> Screen | None:
+    """A recorded screen: its picture and tree, or (``--frames needed`` recorded no picture of it: the run judged
+    it on the tree) its tree alone, whose pixels are said to be missing when something asks for them."""
+    picture, xml = _image(run_dir, image), _xml(run_dir, xml_name)
+    if picture is not None:
+        return Screen(picture, xml)
+    if xml is None:
+        return None
+    return Screen(FrameLater(parse_hierarchy(xml).screen_size, _no_picture), xml)
+
+
+def _no_picture() -> tuple[Any, bool]:
+    raise FrameGone("the record keeps this screen's tree, not its picture (the run did not read its pixels)")
+
+
+def _offline(step: _Step, kind: str, decide: Callable[[], Decision]) -> Decision:
+    """``decide()``, or, when it needs a picture the record does not keep, that said (not a change)."""
+    try:
+        return decide()
+    except FrameGone:
+        return Decision(step.n, kind, "-", "-", False, "needs a picture the record does not keep: not replayable")
+
+
+def _focus_decision(step: _Step, before: Screen, after: Screen) -> Decision:
     """A tap the next step typed after, judged on the field the tree after it shows focused (`focus`): made
     again from the recorded trees and the box the step aimed at (the keyboard was only a further sign)."""
     box = (step.located or {}).get("bbox")
     element = UIElement(element_type="", bbox=tuple(box), confidence=1.0) if box else None
-    again = focus.focus_on_tree(Screen(before, _xml(run_dir, step.files.get("before_xml"))),
-                                Screen(after, _xml(run_dir, step.files.get("after_xml"))),
-                                LocateResult(element is not None, element), keyboard=False)
+    again = focus.focus_on_tree(before, after, LocateResult(element is not None, element), keyboard=False)
     replayed = again.outcome.value if again is not None else "no focused field in the recorded trees"
     recorded = step.verified["outcome"]
     return Decision(step.n, "verify", recorded, replayed, replayed != recorded)

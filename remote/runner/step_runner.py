@@ -203,6 +203,7 @@ class StepRunner:
             return Ended.ok(), screen
         with timing(sr, "capture"):
             before = screen or self.capture(tree=False)
+            before.take_frame()   # compared on pixels with the screen after (a frame taken when read: now)
         with timing(sr, "act"):
             self.actor.swipe(args)
         after = self.judge.screen_after(step, level, sr)

@@ -28,7 +28,7 @@ from remote.core.records import (
 )
 from remote.runner import readback
 from remote.runner.aiming import Aimer, needs_tree
-from remote.runner.capture import FrameBeside
+from remote.runner.frames import FrameBeside, needs_pixels_before
 from remote.runner.outcome import Ended, StepEnd
 from remote.runner.people import Consent
 from remote.runner.tools import StepTools
@@ -102,7 +102,7 @@ class TargetedStep:
     def _aim(self, step: StepPlan, sr: StepResult, screen: Screen | None, attempt: int) -> tuple[Screen, LocateResult]:
         """The screen to aim on (popups cleared when its tree is at hand) and what was located on it."""
         with timing(sr, "capture"):
-            before = screen or self.tools.capture.screen(tree=needs_tree(step))
+            before = screen or self.tools.capture.screen(tree=needs_tree(step), pixels=needs_pixels_before(step))
         if attempt or needs_tree(step):
             # The tree is at hand (or a tap was swallowed): clear popups before aiming.
             before = self.aimer.clear_blockers(before, sr, keep=tuple(step.targets))
@@ -137,6 +137,9 @@ class TargetedStep:
                upcoming: StepPlan | None) -> tuple[Screen | None, VerifyResult]:
         assert loc.element is not None
         keyboard = self.judge.keyboard_before(step, upcoming)
+        if needs_pixels_before(step):
+            with timing(sr, "capture"):
+                before.take_frame()   # the verdict may compare it on pixels, after the screen changed
         with timing(sr, "act"):
             ok, beside = self._act_at(step, level, loc.element.center, readback.field_node(before, loc.element.bbox))
         after, verdict = self.judge.after_tap(step, level, before, loc, ok, sr, keyboard, upcoming, beside=beside)

@@ -47,6 +47,7 @@ from remote.runner.capture import wake
 from remote.runner.clock import Clock, Interrupted, stopped_by
 from remote.runner.final_check import FinalChecker, without_check
 from remote.runner.flow import Flow, Hooks
+from remote.runner.frames import needs_pixels_before
 from remote.runner.learner import Learner
 from remote.runner.models import Budget, Models, ModelSource
 from remote.runner.planning import Planning
@@ -248,7 +249,11 @@ class TaskRunner:
             sr = StepResult(step=step, status=StepStatus.NOT_CHECKED,
                             notes=[f"not checked (needs the screen after step {loop.changed_by})"])
         else:
-            run.steps.upcoming = loop.queue[0].step if loop.queue else None
+            run.steps.upcoming = upcoming = loop.queue[0].step if loop.queue else None
+            # the screen after this step is taken with its frame when the next step may compare it on pixels
+            # (`remote.runner.frames`); a step of a flow, or before one, always (its looks read what they need)
+            run.steps.tools.capture.pixels_wanted = run.flow.handles(step) or \
+                (upcoming is not None and run.flow.handles(upcoming)) or needs_pixels_before(upcoming)
             sr, loop.screen = (run.flow.run if run.flow.handles(step) else run.steps.run)(step, loop.screen,
                                                                                        result.model_usage)
             if self.options.dry_run and not isinstance(step.args, Wait | Finish):

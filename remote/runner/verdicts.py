@@ -39,8 +39,8 @@ from remote.core.records import (
     VerifyResult,
 )
 from remote.runner.aiming import BLOCKER_DISMISSALS, LOADING_POLL_S, LOADING_WAITS, Aimer
-from remote.runner.capture import FrameBeside
 from remote.runner.focus import focus_on_tree
+from remote.runner.frames import FrameBeside
 from remote.runner.tools import StepTools
 
 OPENED_BY_TAPS = (BlockerType.DIALOG, BlockerType.POPUP)   # what a tap itself may open (ads and spinners: never)
@@ -198,7 +198,7 @@ class Judge:
 
     def _no_blocker(self, screen: Screen) -> bool:
         tree = screen.tree()
-        return tree is not None and self.tools.checks.detect_blocker(screen.pil, tree, use_model=False) is None
+        return tree is not None and self.tools.checks.detect_blocker(screen.pil_if_taken(), tree, use_model=False) is None
 
     def verify(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen,
                loc: LocateResult, acted: bool) -> VerifyResult:
@@ -224,7 +224,9 @@ class Judge:
     def _compared(self, step: StepPlan, level: ExecutionLevel, before: Screen, after: Screen) -> VerifyResult:
         checks = self.tools.checks
         stay = isinstance(step.args, Tap) and step.args.stay_in_app
-        verdict = checks.classify(before.pil, after.pil, hierarchy_before=before.tree() if before.tree_taken else None,
+        # the pictures only when the trees do not tell: a screen read as a tree takes its frame when first read
+        verdict = checks.classify(lambda: before.pil, lambda: after.pil,
+                                  hierarchy_before=before.tree() if before.tree_taken else None,
                                   hierarchy_after=after.tree() if level >= ExecutionLevel.LOCATE_AND_EXECUTE
                                   else None, expected=step.success_condition,
                                   expected_package=self.tools.module_package if stay else None)

@@ -25,7 +25,7 @@ from remote.core.device.ahead import Ahead
 from remote.core.device.audio import Volume, music_volume
 from remote.core.device.capture import refuse_unusable, secure_app_area, to_pil
 from remote.core.device.dump import DumpRecord, DumpStats, UiDumper
-from remote.core.device.fast_tree import FastTree, TreeMode, default_mode
+from remote.core.device.fast_tree import FastTree, TreeMode, default_frames, default_mode
 from remote.core.device.frames import FrameGrabber, LinkReport
 from remote.core.device.keys import KEYCODES, keycode
 from remote.core.device.launching import AppLauncher
@@ -60,7 +60,7 @@ class ADBController:
                  socket_timeout: float = 10.0, command_timeout: float = 30.0, reconnect_attempts: int = 3,
                  reconnect_delay: float = 0.3, operation_delay: float = 0.0,
                  state_dir: str | None = None, sleep: Callable[[float], None] = time.sleep,
-                 tree: TreeMode | str | None = None) -> None:
+                 tree: TreeMode | str | None = None, frames: str | None = None) -> None:
         self.link = AdbLink(serial, host, port, socket_timeout=socket_timeout, command_timeout=command_timeout,
                             reconnect_attempts=reconnect_attempts, reconnect_delay=reconnect_delay, sleep=sleep)
         self.operation_delay = operation_delay
@@ -75,6 +75,7 @@ class ADBController:
         self.dumper = UiDumper(self.link, sleep=sleep)
         self.tree = FastTree(self.link, tree or default_mode(), holder_of=self.dumper.find_holder, sleep=sleep)
         self.dumper.fast = self.tree
+        self._frames_when_read = (frames or default_frames()) == "needed"
         self.frames = FrameGrabber(self.link, self._default_display, shot=self.tree.shot, shot_ready=self.tree.ready)
         self.screen_state = ScreenState(self.link, self.window_size, serial=serial or "", sleep=sleep)
         self.launcher = AppLauncher(self.shell, self._act, lambda: self.serial)
@@ -93,11 +94,9 @@ class ADBController:
         return self
 
     def shell(self, args: Sequence[object] | str, timeout: float | None = None) -> str:
-        """Run a shell command. A list is quoted argument by argument (the safe form).
-
-        A refusal (`refusals`: ``input``, ``ime``, ``am``, ``monkey``, ``pm``, ``settings`` answering a
-        SecurityException) raises `PhoneRefused`, naming the switch to flip on this phone's ROM.
-        """
+        """Run a shell command; a list is quoted argument by argument (the safe form). A refusal (`refusals`: a
+        SecurityException from ``input``, ``ime``, ``am``, ``monkey``, ``pm``, ``settings``) raises `PhoneRefused`,
+        naming the switch to flip on this phone's ROM."""
         out = self.ahead.take(args)
         if out is None:
             out = self.link.shell(args, timeout)
@@ -191,6 +190,10 @@ class ADBController:
         """The running dump's screen count and start (`time.monotonic`), None when none runs."""
         return self.dumper.underway
 
+    def screen_changes(self) -> int:
+        """Commands sent so far that may have changed the screen (taps, keys, launches, typing)."""
+        return self.link.generation
+
     def warm_session(self) -> None:
         """At a run's start, beside its first commands: start the resident tree server (`fast_tree.FastTree.warm`),
         and ask the facts a run reads once side by side (the size, the ROM, the packages, the displays: `ahead`);
@@ -220,6 +223,10 @@ class ADBController:
     def tree_is_cheap(self) -> bool:
         """A fresh tree comes from the resident server (or will: it has not been tried yet)."""
         return self.tree.cheap
+
+    def frames_when_read(self) -> bool:
+        """With cheap trees, a screen's frame is taken when something reads its pixels (``--frames needed``)."""
+        return self._frames_when_read and self.tree.cheap
 
     def tree_answers_now(self, within: float = 0.0) -> bool:
         """The resident server answers now: started, not still starting (a read would not wait for it);

@@ -83,6 +83,16 @@ def default_mode() -> TreeMode:
     return TreeMode(value) if value in TreeMode.__members__.values() else TreeMode.AUTO
 
 
+FRAMES_MODES = ("needed", "every")
+
+
+def default_frames() -> str:
+    """``REMOTE_FRAMES`` (the CLI reads it through `remote.config.Settings`, and ``--frames`` wins), else needed:
+    with cheap trees a screen's frame is taken when something reads its pixels (docs/devices.md "Frames")."""
+    value = (os.environ.get("REMOTE_FRAMES") or FRAMES_MODES[0]).strip().lower()
+    return value if value in FRAMES_MODES else FRAMES_MODES[0]
+
+
 def shared_server(link: AdbLink) -> TreeServer:
     """The process's server for this phone: the running one, else a new one on ``link``."""
     key = (link.host, link.port, link.serial)

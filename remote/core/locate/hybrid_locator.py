@@ -123,13 +123,17 @@ class HybridLocator:
             return LocateResult(False, error=f"empty target_ref {target_ref!r}", failure=LocateFailure.BAD_INPUT)
         screen = self._screen(screenshot, hierarchy, need_tree="tree" in strategies)
         key = (target_ref, tuple(strategies), self.strategy.value, id(self.assets), screen.size, tuple(self.typed))
-        cached = self.cache.get(key, screen.gray)
+        # the cache knows screens by their pixels: a screen whose frame is not taken yet (read as a tree alone,
+        # `remote.runner.frames`) is located afresh, and its frame is taken only if a tier reads the pixels
+        pixels = screen.frame_taken
+        cached = self.cache.get(key, screen.gray) if pixels else None
         if cached is not None:
             cached.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
             return cached
         result = self._run(kind, value, self._expand(strategies), screen, element_type or kind)
         result.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
-        self.cache.put(key, screen.gray, result)
+        if pixels or screen.frame_taken:
+            self.cache.put(key, screen.gray, result)
         return result
 
     def locate_image(self, reference: Any, screenshot: Any = None, tiers: Sequence[str] = VISUAL, *,

@@ -3,12 +3,15 @@
 Pure: a Screen never talks to a phone. Whoever captures it (the runner's
 ``Capture``, a test, a command reading files) says whether the UI dump was taken
 with it; derived data (gray copy, pyramid, OCR lines, ORB features, the parsed
-tree) is computed once, on first use.
+tree) is computed once, on first use. Its frame may come later (`FrameLater`: a screen read as a tree whose
+pixels nobody has needed yet); it is taken the first time anything reads the pixels (`Screen.frame_taken`).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import cv2
@@ -25,16 +28,44 @@ STATE_DIFF = 24              # gray levels a 1/8-size cell must move to count as
 STATUS_BAR_SHARE = 0.05      # the top of the frame left out of comparisons (the status bar's clock)
 
 
+class FrameLater:
+    """A screen's frame not taken yet: ``take`` gives it (the image and whether the screen was secure) the first
+    time it is asked for, once; ``size`` is the display's meanwhile. ``take`` raises (`remote.errors.FrameGone`,
+    from the runner's capture) once something has changed the screen since its tree was read."""
+
+    def __init__(self, size: tuple[int, int], take: Callable[[], tuple[Any, bool]]) -> None:
+        self.size = size
+        self._take = take
+        self._got: tuple[Any, bool] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def taken(self) -> bool:
+        return self._got is not None
+
+    def get(self) -> tuple[Any, bool]:
+        with self._lock:
+            if self._got is None:
+                self._got = self._take()
+            return self._got
+
+
 class Screen:
     def __init__(self, screenshot: Any, hierarchy: str | UITree | None = None, *, secure: bool = False,
                  tree_error: str = "") -> None:
-        self.source = screenshot
-        self.bgr = matching.as_bgr(screenshot, "screenshot")
-        self.gray = matching.to_gray(self.bgr)
-        self.size = (self.bgr.shape[1], self.bgr.shape[0])
-        self._pil = screenshot if isinstance(screenshot, Image.Image) else None
+        self.source = screenshot       # the image, or the `FrameLater` the image comes from
+        self._later = screenshot if isinstance(screenshot, FrameLater) else None
+        self._bgr: np.ndarray | None = None
+        self._gray: np.ndarray | None = None
+        self._pil: Image.Image | None = None
+        self._secure = secure          # the image is a black stand-in: a FLAG_SECURE window (the tree still works)
+        if self._later is None:
+            self._set(screenshot, secure)
+        else:
+            self.size = self._later.size
+            if self._later.taken:
+                self._set(*self._later.get())
         self.hierarchy = hierarchy
-        self.secure = secure           # the image is a black stand-in: a FLAG_SECURE window (the tree still works)
         self._tree: UITree | None = None
         self._tree_error = tree_error
         self._texts: dict[str, list[ocr.TextBox]] = {}
@@ -45,11 +76,56 @@ class Screen:
         self.tree_reused = False       # the tree came from an earlier capture of the same screen state
         self._thumb: np.ndarray | None = None
 
+    def _set(self, image: Any, secure: bool) -> None:
+        self._bgr = matching.as_bgr(image, "screenshot")
+        self._gray = matching.to_gray(self._bgr)
+        self.size = (self._bgr.shape[1], self._bgr.shape[0])
+        self._pil = image if isinstance(image, Image.Image) else None
+        self._secure = secure
+
+    def _pixels(self) -> None:
+        if self._bgr is None:
+            assert self._later is not None
+            self._set(*self._later.get())
+
+    def take_frame(self) -> None:
+        """Take the frame now if it is not at hand (a step whose verdict may compare pixels, before it acts)."""
+        self._pixels()
+
+    @property
+    def frame_taken(self) -> bool:
+        """The frame is at hand: given, or taken since (a screen read as a tree alone takes it on first use)."""
+        return self._later is None or self._later.taken
+
+    @property
+    def bgr(self) -> np.ndarray:
+        self._pixels()
+        assert self._bgr is not None
+        return self._bgr
+
+    @property
+    def gray(self) -> np.ndarray:
+        self._pixels()
+        assert self._gray is not None
+        return self._gray
+
+    @property
+    def secure(self) -> bool:
+        """The image is a black stand-in (a FLAG_SECURE window; the tree still works). Only the picture tells:
+        asked of a screen whose frame is not taken yet, it takes it (what asks is about to read the pixels)."""
+        self._pixels()
+        return self._secure
+
     @property
     def pil(self) -> Image.Image:
         if self._pil is None:
             self._pil = to_pil(self.bgr)
         return self._pil
+
+    def pil_if_taken(self) -> Image.Image | None:
+        """The picture when the frame is at hand, else None (for what needs it only when it is there: the
+        screen's size comes with its tree)."""
+        return self.pil if self.frame_taken else None
 
     @property
     def xml(self) -> str | None:

@@ -79,7 +79,9 @@ class RunRecorder:
     def save_screen(self, name: str, image: Any, xml: str | None = None) -> dict[str, str]:
         """Store a screen (``image``: a PIL image or a Screen, as a PNG; and the dump if one was taken) on the
         record's writer thread (`flush` waits for it; a Screen's picture is made there too); returns the file
-        names at once."""
+        names at once. A Screen whose frame was never taken (``--frames needed``) is stored as its dump alone."""
+        if getattr(image, "frame_taken", True) is False:
+            image = None
         self._later(lambda: self._store(name, image, xml))
         return {**({"image": f"{name}.png"} if image is not None else {}), **({"xml": f"{name}.xml"} if xml else {})}
 
@@ -225,7 +227,7 @@ def screen_image(screen: Any) -> Image.Image | None:
         return None
     if isinstance(screen, Image.Image):
         return screen
-    return getattr(screen, "pil", None)
+    return screen.pil_if_taken() if hasattr(screen, "pil_if_taken") else getattr(screen, "pil", None)
 
 
 def screen_xml(screen: Any) -> str | None:
