@@ -215,7 +215,7 @@ def report(args: argparse.Namespace, ran: Ran) -> int:
               flush=True)
     else:
         print_summary(result, args.dry_run)
-        where = ", where a check read the screen's pixels (--frames every: one of each screen)" if ran.when_read else ""
+        where = " (where a check read the pixels; --frames every: each screen)" if ran.when_read else ""
         print(f"  {fast_tree.describe(ran.tree)}; {frames_line(link)}{where}")
     warn_record(result)
     return int(result.exit_code)

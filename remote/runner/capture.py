@@ -74,7 +74,7 @@ class Capture:
         self._pending: threading.Thread | None = None   # a prefetched dump, running or done, not yet taken
         self._prefetched: str | None = None
         self._held: tuple[str, Frame | None] | None = None   # the tree (and frame) a wait ended on, not yet taken
-        self.pixels_wanted = True   # the next step may read the screen after this one's pixels (`later`)
+        self.pixels_wanted = True   # the next step may read the pixels of the screen after this one (`frames`)
 
     def _recent(self) -> DumpRecord | None:
         """The phone's own last dump (typing's read-back), when taken in this capture's life, moments ago,
