@@ -240,8 +240,8 @@ def _step_details(run_dir: Path, steps: list[dict[str, Any]]) -> str:
         marked = _marks_ok(marks) and bool(marks["bbox"] or marks["point"] or marks["candidates"])
         shots = (figure(inside(run_dir, arts.get("before")),
                         "before: located box (green), tap point (red)" if marked else "before",
-                        marks if marked else None, tree_only=bool(arts.get("before_xml")))
-                 + figure(inside(run_dir, arts.get("after")), "after", tree_only=bool(arts.get("after_xml"))))
+                        marks if marked else None, tree=inside(run_dir, arts.get("before_xml")))
+                 + figure(inside(run_dir, arts.get("after")), "after", tree=inside(run_dir, arts.get("after_xml"))))
         status = str(sr.get("status") or "unknown")
         out.append(f"<details id='step-{i}'><summary>Step {esc(st.get('step', i))}: {esc(label(st))} "
                    f"{badge(status, status.replace('_', ' '))}</summary><div class=shots>{shots}"

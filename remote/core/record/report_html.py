@@ -132,14 +132,16 @@ def thumb_data_url(img: Image.Image) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def figure(path: Path | None, caption: str, marks: dict[str, Any] | None = None, *, tree_only: bool = False) -> str:
+def figure(path: Path | None, caption: str, marks: dict[str, Any] | None = None, *, tree: Path | None = None) -> str:
     """A screenshot thumbnail with its caption (escaped here), boxes drawn when ``marks`` are given; without one,
-    why (``tree_only``: the screen was read as a UI tree and nothing read its pixels, ``--frames needed``)."""
+    why (``tree``: the UI tree the screen was judged on, in the record's folder; nothing read its pixels, so no
+    frame was taken, ``--frames needed``)."""
     cap = f"<figcaption>{esc(caption)}</figcaption>"
+    if path is None and tree is not None:
+        return (f"<figure class=noimg>{cap}judged on its UI tree (<a href=\"{esc(tree.name)}\">{esc(tree.name)}</a>): "
+                "no frame was taken, nothing read its pixels (--frames every takes one)</figure>")
     if path is None:
-        why = "judged on its UI tree: no frame was taken (nothing read its pixels; --frames every takes one)" \
-            if tree_only else "no screenshot (the step took none)"
-        return f"<figure class=noimg>{cap}{esc(why)}</figure>"
+        return f"<figure class=noimg>{cap}no screenshot (the step took none)</figure>"
     url = _thumbnail(path, marks)
     if url is None:
         return f"<figure class=noimg>{cap}unreadable or oversized screenshot</figure>"
