@@ -138,8 +138,8 @@ def figure(path: Path | None, caption: str, marks: dict[str, Any] | None = None,
     frame was taken, ``--frames needed``)."""
     cap = f"<figcaption>{esc(caption)}</figcaption>"
     if path is None and tree is not None:
-        return (f"<figure class=noimg>{cap}judged on its UI tree (<a href=\"{esc(tree.name)}\">{esc(tree.name)}</a>): "
-                "no frame was taken, nothing read its pixels (--frames every takes one)</figure>")
+        return (f"<figure class=noimg>{cap}judged on its UI tree ({esc(tree.name)} in this folder): no frame was "
+                "taken, nothing read its pixels (--frames every takes one)</figure>")
     if path is None:
         return f"<figure class=noimg>{cap}no screenshot (the step took none)</figure>"
     url = _thumbnail(path, marks)
