@@ -265,6 +265,13 @@ def test_a_screen_read_as_a_tree_takes_its_frame_when_first_read_and_never_after
     assert screen.frame_taken and capture.stats.frames == 1
     assert screen.pil_if_taken() is not None
 
+    chosen = capture.screen(tree=True)
+    adb.shell(["ime", "enable", "com.android.adbkeyboard/.AdbIME"])   # the keyboard chosen ahead of typing, on a
+    adb.shell(["ime", "set", "com.android.adbkeyboard/.AdbIME"])      # thread of its own in a run (`expect`)
+    assert chosen.frame_taken is (frames == "every")
+    chosen.take_frame()                                # still this screen's: choosing the keyboard is no step's act
+    assert chosen.frame_taken and capture.stats.frames == 2
+
     later = capture.screen(tree=True)
     adb.input_keyevent("KEYCODE_VOLUME_UP")            # a command that may change the screen
     if frames == "every":
@@ -273,4 +280,4 @@ def test_a_screen_read_as_a_tree_takes_its_frame_when_first_read_and_never_after
     assert not later.frame_taken and later.pil_if_taken() is None and later.tree() is not None
     with pytest.raises(FrameGone):
         later.take_frame()
-    assert capture.stats.frames == 1                   # never a picture of another moment
+    assert capture.stats.frames == 2                   # never a picture of another moment

@@ -128,11 +128,9 @@ class ADBController:
 
     # ---------------------------------------------------------------- screen
     def window_size(self) -> tuple[int, int]:
-        """(width, height) of the display as it is turned now.
-
-        ``wm size`` (override first, then physical) gives the natural, portrait size; the
-        rotation from ``dumpsys display`` turns it (R9). A frame of another size corrects it.
-        """
+        """(width, height) of the display as it is turned now: ``wm size`` (override first, then physical) gives the
+        natural, portrait size; the rotation from ``dumpsys display`` turns it (R9). A frame of another size corrects
+        it."""
         if self._size is None:
             out = self.shell(["wm", "size"])
             m = re.search(r"Override size:\s*(\d+)x(\d+)", out) or re.search(r"Physical size:\s*(\d+)x(\d+)", out)
@@ -191,8 +189,8 @@ class ADBController:
         return self.dumper.underway
 
     def screen_changes(self) -> int:
-        """Commands sent so far that may have changed the screen (taps, keys, launches, typing)."""
-        return self.link.generation
+        """Commands sent that may have changed the app's screen (not the keyboard's choice: `AdbLink.acted`)."""
+        return self.link.acted
 
     def warm_session(self) -> None:
         """At a run's start, beside its first commands: start the resident tree server (`fast_tree.FastTree.warm`),

@@ -39,6 +39,9 @@ T = TypeVar("T")
 _READS_ONLY = re.compile(r"^(?:rm -f /data/local/tmp/remote_uidump|(?:screencap|uiautomator dump|dumpsys|getprop|"
                          r"settings get|wm (?:size|density)|pm (?:list|path)|cmd package resolve-activity|ime list|ps|cat|ls|echo|id|"
                          r"sleep|head|toybox md5sum|md5)\b)")
+# Choosing the keyboard (ADBKeyboard's setup ahead of typing, on a thread of its own; its restore): moves
+# `generation` on, not `acted`: it may redraw a keyboard that is up, not what a step did to the app's screen.
+_KEYBOARD_CHOICE = re.compile(r"^ime (?:enable|set)\b")
 READY_POLLS, READY_POLL_S = 8, 0.5   # an offline / authorizing phone is waited for at most 4 s
 _TRANSIENT_ADB = ("not found", "offline", "Unknown data: b''", "connection closed", "closed",
                   "no device with transport id", "no devices/emulators found")
@@ -89,6 +92,7 @@ class AdbLink:
         self._device: adbutils.AdbDevice | None = None
         self._found = False     # a phone was found once: one not found later is a lost connection
         self.generation = 0     # shell commands that may have changed the screen, so far (taps, keys, launches)
+        self.acted = 0          # of them, all but choosing the keyboard (`_KEYBOARD_CHOICE`): what a step acts with
 
     def resolve(self) -> None:
         """Find the device (``adb connect`` first for an ``ip:port`` serial); DeviceNotFound if absent.
@@ -231,6 +235,7 @@ class AdbLink:
         cmd = args if isinstance(args, str) else shlex.join(str(a) for a in args)
         if changes_screen(cmd):
             self.generation += 1
+            self.acted += 0 if _KEYBOARD_CHOICE.match(cmd) else 1
         out = self.service("shell:" + cmd, timeout, retry=retry).decode("utf-8", errors="replace")
         logger.debug("shell %s -> %d chars", cmd[:120], len(out))
         return out.rstrip("\r\n")
