@@ -21,12 +21,12 @@ import traceback
 from collections.abc import Sequence
 
 from remote import __version__
+from remote.cli_fleet_parsers import fleet_parsers
 from remote.cli_parsers import (
     EXIT_TABLE,
     Formatter,
     agent_parsers,
     device_parsers,
-    fleet_parsers,
     module_parsers,
     offline_parsers,
     run_parser,

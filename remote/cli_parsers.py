@@ -37,7 +37,7 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-def _command(sub: argparse._SubParsersAction, name: str, summary: str, examples: str,  # type: ignore[type-arg]
+def add_command(sub: argparse._SubParsersAction, name: str, summary: str, examples: str,  # type: ignore[type-arg]
              description: str = "") -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
         name, help=summary, description=(description or summary), formatter_class=Formatter,
@@ -79,7 +79,7 @@ def add_device_args(p: argparse.ArgumentParser, *, sim_choice: bool = True, many
 
 
 def run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = _command(sub, "run", "run a task on a phone: route, plan, locate, act, verify, record", """\
+    p = add_command(sub, "run", "run a task on a phone: route, plan, locate, act, verify, record", """\
   remote run --device sim "给张三发微信消息说你好"
   remote run --device sim --scenario popups.yaml "打开微信"
   remote run "打开WLAN" --dry-run            # plan, and check what the current screen allows
@@ -125,7 +125,7 @@ def add_learn_args(p: argparse.ArgumentParser) -> None:
 
 
 def device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = _command(sub, "devices", "list connected phones: serial, model, resolution, ADBKeyboard", """\
+    p = add_command(sub, "devices", "list connected phones: serial, model, resolution, ADBKeyboard", """\
   remote devices
   remote devices --adb-port 5038       # the phones a `remote sim --port 5038` serves""")
     p.add_argument("--adb-host", metavar="HOST", default=None,
@@ -134,7 +134,7 @@ def device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                    help="adb server port (default: ANDROID_ADB_SERVER_PORT or 5037)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
-    p = _command(sub, "doctor", "check a phone before running tasks: one line per check, what to switch on for each ✗",
+    p = add_command(sub, "doctor", "check a phone before running tasks: one line per check, what to switch on for each ✗",
                  """\
   remote doctor                          # the only connected phone
   remote doctor --device R58M123 --json
@@ -145,13 +145,13 @@ def device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     add_device_args(p)
     p.add_argument("--json", action="store_true", help="print the checks as one JSON object")
 
-    p = _command(sub, "screenshot", "save the phone's screen to a PNG file", """\
+    p = add_command(sub, "screenshot", "save the phone's screen to a PNG file", """\
   remote screenshot -o screen.png
   remote screenshot --device sim -o sim.png""")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="PNG file to write")
     add_device_args(p)
 
-    p = _command(sub, "sim", "serve the simulated phone over the adb protocol until Ctrl-C", """\
+    p = add_command(sub, "sim", "serve the simulated phone over the adb protocol until Ctrl-C", """\
   remote sim                             # 127.0.0.1:5037, or the next free port when 5037 is taken
   remote sim --port 5038 --scenario popups.yaml
   remote sim --port 5038 --trace DROIDBOT_OUTPUT_DIR --trace-start a7dec9
@@ -169,7 +169,7 @@ def device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("--resolutions", metavar="WxH,...", default=None,
                    help="with --count: resolutions given to the phones in turn, e.g. 720x1600,1080x2400,1440x3200")
 
-    p = _command(sub, "model-sim", "serve scripted chat-completions replies on loopback, for testing without a provider",
+    p = add_command(sub, "model-sim", "serve scripted chat-completions replies on loopback, for testing without a provider",
                  """\
   remote model-sim --script replies.yaml       # prints the CUSTOM_LLM_BASE_URL to export
   remote model-sim --script replies.yaml --port 0
@@ -195,7 +195,7 @@ def device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("--screen", metavar="WxH", help="the phone's size that neutral replies' pixels refer to "
                    "(default 1080x2400; overrides the script's screen:)")
 
-    p = _command(sub, "capture-ref", "crop a reference image from the live screen into a module's images/", """\
+    p = add_command(sub, "capture-ref", "crop a reference image from the live screen into a module's images/", """\
   remote capture-ref send_button --module wechat --text 发送
   remote capture-ref wechat_search --module wechat --bbox 930,120,1040,230 --device sim""")
     p.add_argument("name", help="the reference's name: letters, digits, _ and - (saved as images/NAME.png)")
@@ -208,7 +208,7 @@ def device_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 
 def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = _command(sub, "locate", "offline: find a target on a screenshot file", """\
+    p = add_command(sub, "locate", "offline: find a target on a screenshot file", """\
   remote locate s.png "text:发送" --xml s.xml
   remote locate s.png wechat_search --module wechat --annotate out.png
   remote locate s.png x --ref icon.png --json""")
@@ -222,7 +222,7 @@ def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--json", action="store_true", help="print the LocateResult as JSON (with the model's calls)")
     p.add_argument("--annotate", metavar="OUT.png", help="write a copy with the box (green) and tap point drawn")
 
-    p = _command(sub, "match", "offline: template-match a reference image in a screenshot", """\
+    p = add_command(sub, "match", "offline: template-match a reference image in a screenshot", """\
   remote match icon.png s.png
   remote match icon.png s.png --annotate out.png --json""")
     p.add_argument("ref", help="reference image (a crop of the target)")
@@ -230,7 +230,7 @@ def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--json", action="store_true", help="print the LocateResult as JSON")
     p.add_argument("--annotate", metavar="OUT.png", help="write a copy with the box and tap point drawn")
 
-    p = _command(sub, "plan", "offline: plan a task on a screenshot file with the configured model", """\
+    p = add_command(sub, "plan", "offline: plan a task on a screenshot file with the configured model", """\
   remote plan s.png "打开深色模式" --module settings
   CUSTOM_LLM_BASE_URL=http://127.0.0.1:8765/v1 remote plan s.png "打开深色模式" --json
   LLM_PROVIDER=autoglm remote plan s.png "打开深色模式" --xml s.xml --agent""")
@@ -245,7 +245,7 @@ def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         "action on the screenshot, as a run would take it; touches nothing")
     p.add_argument("--json", action="store_true", help="print the plan (or the agent's turn) as JSON")
 
-    p = _command(sub, "verify", "offline: check a screenshot against an expectation (tree, OCR, then a model)", """\
+    p = add_command(sub, "verify", "offline: check a screenshot against an expectation (tree, OCR, then a model)", """\
   remote verify s.png "text:你好" --xml s.xml         # answered from the UI tree, no model needed
   remote verify s.png "聊天里显示了「你好」"             # OCR, or the configured model""")
     p.add_argument("screenshot", help="screenshot file")
@@ -253,7 +253,7 @@ def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--xml", metavar="DUMP", help="uiautomator dump taken with the screenshot")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
 
-    p = _command(sub, "flow", "offline: route, plan and locate every step of a task on one screenshot", """\
+    p = add_command(sub, "flow", "offline: route, plan and locate every step of a task on one screenshot", """\
   remote flow s.png "给张三发微信消息说你好" --xml s.xml
   remote flow s.png "打开WLAN" --annotate steps.png""")
     p.add_argument("screenshot", help="screenshot file")
@@ -263,19 +263,19 @@ def offline_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--annotate", metavar="OUT.png", help="write a copy with every located step drawn")
     p.add_argument("--json", action="store_true", help="print the steps as JSON")
 
-    p = _command(sub, "replay", "offline: re-decide a recorded run and list changed decisions", """\
+    p = add_command(sub, "replay", "offline: re-decide a recorded run and list changed decisions", """\
   remote replay runs/20261123-081321-给张三发微信消息说你好
   remote replay RUN_DIR --json""")
     p.add_argument("run_dir", help="a run record folder (runs/<time>-<task>)")
     p.add_argument("--json", action="store_true", help="print the decisions as JSON")
 
-    p = _command(sub, "report", "(re)write a run's report.html from its run.json", """\
+    p = add_command(sub, "report", "(re)write a run's report.html from its run.json", """\
   remote report runs/20261123-081321-给张三发微信消息说你好""")
     p.add_argument("run_dir", help="a run record folder")
 
 
 def module_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = _command(sub, "modules", "list app modules and their task templates; check them; review learned images", """\
+    p = add_command(sub, "modules", "list app modules and their task templates; check them; review learned images", """\
   remote modules                 # every module and its templates
   remote modules check           # validate every YAML key, slot, image and alias (file:line)
   remote modules learned         # learned tasks (replays, heals, trusted) and learned reference images
@@ -293,7 +293,7 @@ def module_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 
 def agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = _command(sub, "mcp", "serve the phone as MCP tools for AI agents (stdio, or --http HOST:PORT)", """\
+    p = add_command(sub, "mcp", "serve the phone as MCP tools for AI agents (stdio, or --http HOST:PORT)", """\
   remote mcp --device sim                      # stdio: what Claude Desktop / Code and Cursor start
   remote mcp --device sim --http 127.0.0.1:8765
   REMOTE_MCP_TOKEN=... remote mcp --http 0.0.0.0:8765   # any other address needs a bearer token""",
@@ -311,7 +311,7 @@ def agent_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def studio_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = _command(sub, "studio", "a web page: inspect the screen, build and record templates (docs/studio.md)", """\
+    p = add_command(sub, "studio", "a web page: inspect the screen, build and record templates (docs/studio.md)", """\
   remote studio --device sim --module settings     # then open http://127.0.0.1:8790/
   remote studio --screenshot shot.png --xml shot.xml   # or --run runs/<a run>""")
     add_device_args(p)
@@ -325,79 +325,3 @@ def studio_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where the records of acts go")
     p.add_argument("--max-steps", type=positive_int, default=30, metavar="N", help="steps per act")
     p.add_argument("--max-seconds", type=positive_float, default=120.0, metavar="S", help="seconds per act")
-
-
-def _task_options(p: argparse.ArgumentParser) -> None:
-    """The options every fleet command shares with `run`: strategy, caps, --yes, --json, --runs-dir."""
-    p.add_argument("--strategy", choices=STRATEGIES, default="opencv_first",
-                   help="locator tiers: free tiers then the vision model; free tiers only; the model only")
-    p.add_argument("--max-steps", type=positive_int, default=30, metavar="N", help="steps per task, replans included")
-    p.add_argument("--max-seconds", type=positive_float, default=300.0, metavar="S", help="seconds per task")
-    p.add_argument("--max-model-calls", type=non_negative_int, default=20, metavar="N",
-                   help="model calls per task")
-    p.add_argument("--max-tokens", type=non_negative_int, default=200_000, metavar="N", help="model tokens per task")
-    p.add_argument("--yes", "-y", action="store_true",
-                   help="allow sensitive steps without asking (nobody is asked in a batch: without it they are refused)")
-    p.add_argument("--json", action="store_true", help="print the rows as one JSON object on stdout")
-    p.add_argument("--runs-dir", metavar="DIR", default="runs", help="where run records and batch.json go")
-
-
-def _ray_auth_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--allow-unauthenticated-ray", action="store_true",
-                   help="go on with a Ray cluster that checks no token (RAY_AUTH_MODE=disabled): anyone who reaches "
-                        "its ports runs code on its hosts; only on a network you trust")
-
-
-def fleet_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = _command(sub, "batch", "run a YAML list of tasks over the connected phones, or over a Ray cluster", """\
-  remote batch tasks.yaml                            # every phone of the local adb server
-  remote batch tasks.yaml --device sim --device sim  # two simulated phones
-  remote batch tasks.yaml --address 10.0.0.5:6379    # the phones of a Ray cluster's workers
-
-  tasks.yaml:  - task: 打开设置
-                 device: any        # or a serial, or all
-                 repeat: 3""", description="Run a YAML list of tasks (docs/fleet.md), one worker per phone, "
-                 "never two tasks on one phone at once; a summary table and runs/batch-*/batch.json.")
-    p.add_argument("file", help="batch YAML: a list of {task, device: SERIAL|any|all, repeat: N}")
-    add_device_args(p, many=True)
-    p.add_argument("--address", metavar="ADDR", default=None,
-                   help="place the tasks on this Ray cluster (HEAD:6379) instead of this host's phones; "
-                        "'local' starts a one-host cluster with this host's phones")
-    _ray_auth_arg(p)
-    _task_options(p)
-
-    p = _command(sub, "worker", "join a Ray cluster and offer this host's phones to it (until Ctrl-C)", """\
-  remote worker --address 10.0.0.5:6379                  # every phone of the local adb server
-  remote worker --address 10.0.0.5:6379 --device R58M123 --device R58M456""")
-    p.add_argument("--address", required=True, metavar="ADDR", help="the Ray head's address (HOST:PORT)")
-    p.add_argument("--device", "-s", metavar="SERIAL", action="append", default=None,
-                   help="a phone to offer (repeat it); default: every phone the adb server sees")
-    p.add_argument("--adb-host", metavar="HOST", default=None, help="adb server host (default 127.0.0.1)")
-    p.add_argument("--adb-port", metavar="PORT", type=port, default=None, help="adb server port (default 5037)")
-    p.add_argument("--node-ip-address", metavar="IP", default=None,
-                   help="this host's address as the other hosts reach it (Ray's --node-ip-address)")
-    p.add_argument("--num-cpus", type=non_negative_int, default=None, metavar="N",
-                   help="CPUs this node offers to Ray (phone tasks need none; default: Ray's count)")
-    _ray_auth_arg(p)
-
-    p = _command(sub, "submit", "run one task on a Ray cluster: on a given phone, or any free one", """\
-  remote submit "打开设置" --device any --address 10.0.0.5:6379
-  remote submit "给张三发微信消息说你好" --device R58M123 --address 10.0.0.5:6379 --json""")
-    p.add_argument("task", type=task_text, help="what to do, in one sentence")
-    p.add_argument("--device", "-s", metavar="SERIAL", default="any", help="a phone's serial, or 'any'")
-    p.add_argument("--address", required=True, metavar="ADDR", help="the Ray head's address (HOST:PORT)")
-    _ray_auth_arg(p)
-    _task_options(p)
-
-    p = _command(sub, "schedule", "run tasks on cron expressions until Ctrl-C; missed runs are reported", """\
-  remote schedule daily.yaml
-  remote schedule daily.yaml --address 10.0.0.5:6379
-
-  daily.yaml:  - cron: "0 8 * * *"     # minute hour day month weekday, local time
-                 task: 打开设置
-                 device: all""")
-    p.add_argument("file", help="schedule YAML: a list of {cron, task, device: SERIAL|any|all}")
-    add_device_args(p, many=True)
-    p.add_argument("--address", metavar="ADDR", default=None, help="submit to this Ray cluster (HEAD:6379)")
-    _ray_auth_arg(p)
-    _task_options(p)
