@@ -157,7 +157,7 @@ class Capture:
         Reads the phone's last dump; the screen it returns becomes `last`."""
         recent = self._recent()
         if recent is not None and beside is None and self._later():
-            return self._reused(later_frame(self.device, self._frame), False, recent.xml)
+            return self._reused(self._frame_later(), False, recent.xml)
         if beside is None or not beside.of(recent):
             return None
         assert recent is not None
@@ -203,7 +203,7 @@ class Capture:
             xml, _ = self._dump()
             # a frame not taken of the last screen is taken of this one, if something reads it: a command (a key
             # the tree does not show) may have gone in since the last screen was read
-            frame = last.source if last.frame_taken else later_frame(self.device, self._frame)
+            frame = last.source if last.frame_taken else self._frame_later()
             return self._keep(Screen(frame, xml)) if xml is not None and xml == last.xml else None
         record = self.device.recent_dump(RECENT_DUMP_S)
         return last if record is not None and record.xml is last.xml else None
@@ -281,7 +281,7 @@ class Capture:
             return None
         self._paired = xml
         if frame is None:
-            return self._keep(Screen(later_frame(self.device, self._frame), xml))
+            return self._keep(Screen(self._frame_later(), xml))
         return self._keep(Screen(frame[0], xml, secure=frame[1]))
 
     def _fresh_pair(self, pixels: bool = False) -> Screen:
@@ -293,12 +293,15 @@ class Capture:
         if xml is None:
             image, secure = self._frame()
             return Screen(image, secure=secure, tree_error=error)
-        return self._keep(Screen(later_frame(self.device, self._frame), xml))
+        return self._keep(Screen(self._frame_later(), xml))
 
     def _later(self) -> bool:
-        """A screen's frame is taken when something reads it (`remote.runner.later`): trees are cheap, the phone
+        """A screen's frame is taken when something reads it (`remote.runner.frames`): trees are cheap, the phone
         is set so (``--frames needed``), and the next step is not known to read the pixels of the screen now."""
         return not self.pixels_wanted and isinstance(self.device, CheapTree) and self.device.frames_when_read()
+
+    def _frame_later(self) -> FrameLater:
+        return later_frame(self.device, self._frame)
 
     def _with_tree(self, frame: Callable[[], Frame]) -> Screen:
         """A screen whose UI tree is read on a thread of its own while ``frame`` runs here (the frame, or a wait

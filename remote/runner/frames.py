@@ -77,10 +77,12 @@ class CaptureStats:
 def later_frame(device: Device, frame: Callable[[], tuple[Any, bool]]) -> FrameLater:
     """The frame of the screen now, taken by ``frame`` when first asked for, if nothing that changes the screen
     has been sent since this call; else `FrameGone`."""
-    changes = device.screen_changes() if isinstance(device, DumpReuse) else None
+    if not isinstance(device, DumpReuse):   # a phone that does not count its commands: taken when asked
+        return FrameLater(device.window_size(), frame)
+    changes = device.screen_changes()
 
     def take() -> tuple[Any, bool]:
-        if changes is not None and isinstance(device, DumpReuse) and device.screen_changes() != changes:
+        if device.screen_changes() != changes:
             raise FrameGone("this screen's frame was not taken before the screen changed",
                             hint="a step that reads a screen's pixels after acting takes them before it acts")
         return frame()

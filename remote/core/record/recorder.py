@@ -227,7 +227,7 @@ def screen_image(screen: Any) -> Image.Image | None:
         return None
     if isinstance(screen, Image.Image):
         return screen
-    return screen.pil_if_taken() if hasattr(screen, "pil_if_taken") else getattr(screen, "pil", None)
+    return getattr(screen, "pil", None)
 
 
 def screen_xml(screen: Any) -> str | None:
