@@ -65,7 +65,9 @@ function elementAt(p) {
 }
 
 function draw(hover) {
-  const o = $("overlay"); o.replaceChildren(); const k = scale(); S.drawnAt = $("screen").clientWidth;
+  const o = $("overlay"); o.replaceChildren(); S.drawnAt = $("screen").clientWidth;
+  if (!S.drawnAt) return;   // the picture is between two frames, without a size: the next frame draws the boxes
+  const k = scale();
   const box = (b, cls) => { const d = el("div", { cls: "box " + cls });
     Object.assign(d.style, { left: b[0] * k + "px", top: b[1] * k + "px", width: (b[2] - b[0]) * k + "px", height: (b[3] - b[1]) * k + "px" });
     o.appendChild(d); };
