@@ -195,6 +195,9 @@ def test_back_and_home_from_the_panel_and_a_tree_node_outlines_its_box(page: Any
     page.click("#panel button[data-key=HOME]")
     wait_text(page, "#status", "pressed HOME")
     assert rig.phone.snapshot()["foreground"]["screen"] == "launcher"
+    # from here on the live picture is watched at every painted frame: it must never be without a size
+    page.evaluate("window.sizeless = 0; (function watch() { if (!document.getElementById('screen').naturalWidth) "
+                  "window.sizeless += 1; requestAnimationFrame(watch); })()")
     rig.start_app("com.android.settings")
     page.click("#refresh")                                                   # the phone moved without the page
     page.fill("#search", "显示")
@@ -202,10 +205,15 @@ def test_back_and_home_from_the_panel_and_a_tree_node_outlines_its_box(page: Any
     page.click("#tree li:has-text('\"显示\"')")
     page.wait_for_selector("#overlay .box.selected")
     box = rig.element("显示")["box"]
-    # the live picture's source is swapped for each new frame: while the next one loads it has no natural size yet
-    scale = page.wait_for_function("(() => { const img = document.getElementById('screen'); "
-                                   "return img.naturalWidth > 0 && img.clientWidth / img.naturalWidth; })()").json_value()
-    drawn = page.eval_on_selector("#overlay .box.selected", "d => [d.offsetLeft, d.offsetTop, d.offsetWidth]")
+    # the live picture's source is swapped for each new frame, to a frame already decoded: it always has its size
+    # read in one evaluation: the boxes are drawn anew when the candidates come, and an element found by one call
+    # of the driver can be gone (offsets all 0) by its next
+    scale, drawn = page.evaluate("(() => { const img = document.getElementById('screen'); "
+                                 "const d = document.querySelector('#overlay .box.selected'); "
+                                 "return [img.clientWidth / img.naturalWidth, "
+                                 "[d.offsetLeft, d.offsetTop, d.offsetWidth]]; })()")
+    page.wait_for_timeout(1000)                                              # five more frames
+    assert page.evaluate("window.sizeless") == 0
     assert abs(drawn[0] - box[0] * scale) < 2 and abs(drawn[1] - box[1] * scale) < 2
     assert abs(drawn[2] - (box[2] - box[0]) * scale) < 2
     assert "显示" in page.inner_text("#attrs") and "resource-id" in page.inner_text("#attrs")

@@ -37,10 +37,14 @@ async function frames() {
       const r = await fetch("/api/screen?format=jpeg", { cache: "no-store" });
       if (r.ok) {
         const url = URL.createObjectURL(await r.blob());
-        await new Promise((ok) => { $("screen").onload = ok; $("screen").onerror = ok; $("screen").src = url; });
+        // decoded aside first, the shown picture is swapped to an image the page already holds: it never shows the
+        // sizeless in-between of a loading source (boxes drawn then were scaled by zero)
+        const aside = new Image(); aside.src = url;
+        const ready = await aside.decode().then(() => true, () => false);
+        if (ready) await new Promise((ok) => { $("screen").onload = ok; $("screen").onerror = ok; $("screen").src = url; });
         URL.revokeObjectURL(url);
         if ($("screen").clientWidth !== S.drawnAt) draw(null);   // the boxes follow the picture's size
-        S.frames += 1;
+        S.frames += ready ? 1 : 0;
         const secs = (performance.now() - S.since) / 1000;
         if (secs > 2) { $("fps").textContent = (S.frames / secs).toFixed(1) + " frames/s"; S.frames = 0; S.since = performance.now(); }
       }
@@ -66,7 +70,7 @@ function elementAt(p) {
 
 function draw(hover) {
   const o = $("overlay"); o.replaceChildren(); S.drawnAt = $("screen").clientWidth;
-  if (!S.drawnAt) return;   // the picture is between two frames, without a size: the next frame draws the boxes
+  if (!S.drawnAt || !$("screen").naturalWidth) return;   // no picture yet: its first frame draws the boxes
   const k = scale();
   const box = (b, cls) => { const d = el("div", { cls: "box " + cls });
     Object.assign(d.style, { left: b[0] * k + "px", top: b[1] * k + "px", width: (b[2] - b[0]) * k + "px", height: (b[3] - b[1]) * k + "px" });
