@@ -86,7 +86,7 @@ def shoot(page: Any, name: str) -> None:
 def click_element(page: Any, rig: Rig, text: str) -> None:  # noqa: F811
     """A click on the live picture where the element reading ``text`` is (the page maps it to device pixels)."""
     box = rig.element(text)["box"]
-    # the live picture's source is swapped for each new frame: while the next one loads it has no natural size yet
+    # the picture has its size from its first frame on (each later one is decoded before it is shown)
     scale = page.wait_for_function("(() => { const img = document.getElementById('screen'); "
                                    "return img.naturalWidth > 0 && img.clientWidth / img.naturalWidth; })()").json_value()
     page.click("#screen", position={"x": (box[0] + box[2]) / 2 * scale, "y": (box[1] + box[3]) / 2 * scale})
